@@ -1,0 +1,66 @@
+"""The one small interface between the adjudication layer and a game's rules.
+
+A game is a module object (see ``pbem.games.get``) offering pure functions over plain,
+JSON-serialisable state. The protocol layer knows nothing else about a game.
+
+    setup(players, options, rng)        -> state
+    pending(state)                      -> list[Request]   the requests open now
+    check(state, player, choice)        -> str             canonical choice, or raises
+    apply(state, player, choice, rng)   -> state           a new state; the old one unchanged
+    default(state, player, kind)        -> str             the documented NMR default
+    view(state, player | None)          -> dict            exactly what that viewer may see
+    result(state)                       -> dict | None     scores once the game is over
+    to_json(state) / from_json(data)                       lossless round-trip
+
+``rng`` is any object with ``below(label: str, n: int) -> int`` (see
+``pbem.protocol.rng.RandomSource``). Games never import from other pbem layers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class ChoiceError(Exception):
+    """A submitted choice was refused. ``str(error)`` is a one-line message for the player."""
+
+    def __init__(self, message: str, legal: tuple[str, ...] | None = None):
+        super().__init__(message)
+        self.legal = legal
+
+
+class InvalidChoice(ChoiceError):
+    """Not understood: the text does not follow the choice syntax."""
+
+
+class IllegalChoice(ChoiceError):
+    """Understood, but not allowed now; ``legal`` lists what would be (when few)."""
+
+
+class NotYourTurn(ChoiceError):
+    """The player has no open request that this choice could answer."""
+
+
+@dataclass(frozen=True)
+class Request:
+    """One open request: ``player`` owes a choice of ``kind``.
+
+    ``sealed`` requests are collected as commitments first (``round`` and ``step`` name
+    the sealed step); open ones are answered in the clear. ``options`` are the exact legal
+    choice strings when there are at most ``MAX_OPTIONS`` of them, else None (then
+    ``syntax`` says what to send). ``default`` is what NMR applies.
+    """
+
+    player: str
+    kind: str
+    sealed: bool
+    round: int
+    step: int
+    default: str
+    syntax: str
+    options: tuple[str, ...] | None = None
+    prompt: str = ""
+    info: dict = field(default_factory=dict, compare=False)
+
+
+MAX_OPTIONS = 50

@@ -1,0 +1,78 @@
+"""Canonical JSON and hashing: the byte formats every hash in pbem is computed over.
+
+This module is a contract. Changing anything here changes every commitment, every event
+hash and every signature ever made, so it is versioned by the tags below and pinned by test
+vectors in ``tests/test_canonical.py`` and ``docs/protocol.md``.
+
+Canonical JSON
+    ``json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)``
+    encoded as UTF-8. Values are limited to objects with string keys, arrays, strings,
+    integers, true, false and null. Floats are refused (their text form is not portable),
+    and so are strings that are not valid Unicode (lone surrogates).
+
+Hashes
+    ``sha256_hex(data)`` is the lowercase hex SHA-256 of ``data``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import Any
+
+GENESIS_HASH = "0" * 64
+EVENT_TAG = "pbem-event-v1"
+
+
+class CanonicalError(ValueError):
+    """A value that has no canonical JSON form (a float, a non-string key, ...)."""
+
+
+def _check(value: Any, path: str = "$") -> None:
+    if value is None or isinstance(value, (bool, str)):
+        if isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError as exc:
+                raise CanonicalError(f"{path}: string is not valid Unicode") from exc
+        return
+    if isinstance(value, int):
+        return
+    if isinstance(value, float):
+        raise CanonicalError(f"{path}: floats are not allowed in canonical JSON; use integers")
+    if isinstance(value, (list, tuple)):
+        for i, item in enumerate(value):
+            _check(item, f"{path}[{i}]")
+        return
+    if isinstance(value, dict):
+        for key, item in value.items():
+            if not isinstance(key, str):
+                raise CanonicalError(f"{path}: object keys must be strings, got {key!r}")
+            _check(item, f"{path}.{key}")
+        return
+    raise CanonicalError(f"{path}: {type(value).__name__} has no canonical JSON form")
+
+
+def canonical_json(value: Any) -> bytes:
+    """Return the canonical JSON bytes of ``value`` (sorted keys, no spaces, UTF-8)."""
+    _check(value)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8"
+    )
+
+
+def canonical_text(value: Any) -> str:
+    return canonical_json(value).decode("utf-8")
+
+
+def sha256_hex(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def event_hash(prev_hash: str, event: dict) -> str:
+    """Hash of one log event: ``sha256(prev_hash_hex_ascii + canonical_json(event))``.
+
+    ``prev_hash`` is the previous event's hash (64 lowercase hex characters), or
+    ``GENESIS_HASH`` for the first event of a game.
+    """
+    return sha256_hex(prev_hash.encode("ascii") + canonical_json(event))

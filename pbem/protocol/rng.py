@@ -1,0 +1,75 @@
+"""Provably fair randomness: labelled draws derived from a committed server seed.
+
+This module is a contract (see ``docs/protocol.md``); changing it changes every roll.
+
+A draw in ``range(n)`` for a ``label`` is computed as follows, for counter = 0, 1, 2, ...:
+
+    message = canonical_json(["pbem-rng-v1", game_id, client_entropy, label, counter])
+    block   = HMAC-SHA256(key=server_seed, msg=message)
+    u       = int.from_bytes(block[0:4], "big")            # 0 <= u < 2**32
+    limit   = 2**32 - (2**32 % n)                          # largest multiple of n <= 2**32
+    if u < limit: return u % n                             # accepted: no modulo bias
+    else: try the next counter                             # rejected
+
+``client_entropy`` is the lowercase hex SHA-256 of the canonical JSON object mapping each
+player who gave a client seed to that seed (``{}`` when nobody did); see
+``combine_client_seeds``. Labels are chosen by the game; every draw of a game has its own.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import hmac
+
+from .canonical import canonical_json, sha256_hex
+
+RNG_TAG = "pbem-rng-v1"
+_SPACE = 2**32
+
+
+def combine_client_seeds(seeds: dict[str, str]) -> str:
+    """The fixed client entropy of a game: sha256 of the canonical JSON of player -> seed."""
+    return sha256_hex(canonical_json(dict(seeds)))
+
+
+def accept(u: int, n: int) -> int | None:
+    """Map a 32-bit integer to range(n) without bias, or None when it must be rejected."""
+    if not 1 <= n <= _SPACE:
+        raise ValueError(f"range size must be 1..2**32, got {n}")
+    limit = _SPACE - (_SPACE % n)
+    return u % n if u < limit else None
+
+
+class RandomSource:
+    """Draws labelled, reproducible, uniformly distributed integers (see module doc)."""
+
+    __slots__ = ("_seed", "_prefix", "game_id", "client_entropy")
+
+    def __init__(self, server_seed: bytes, game_id: str, client_entropy: str = ""):
+        if not isinstance(server_seed, (bytes, bytearray)) or not server_seed:
+            raise ValueError("server seed must be non-empty bytes")
+        self._seed = bytes(server_seed)
+        self.game_id = game_id
+        self.client_entropy = client_entropy
+        # canonical_json of the list up to the label, without its closing bracket, so each
+        # draw only serialises its label and counter.
+        self._prefix = canonical_json([RNG_TAG, game_id, client_entropy])[:-1] + b","
+
+    @classmethod
+    def for_testing(cls, text: str = "test", game_id: str = "test") -> "RandomSource":
+        """A source keyed by sha256(text): for tests, bots and simulations, never for play."""
+        return cls(hashlib.sha256(text.encode("utf-8")).digest(), game_id, "")
+
+    def block(self, label: str, counter: int) -> bytes:
+        message = self._prefix + canonical_json([label, counter])[1:]
+        return hmac.digest(self._seed, message, "sha256")
+
+    def below(self, label: str, n: int) -> int:
+        """A uniform integer in range(n) for this label."""
+        counter = 0
+        while True:
+            u = int.from_bytes(self.block(label, counter)[:4], "big")
+            value = accept(u, n)
+            if value is not None:
+                return value
+            counter += 1
