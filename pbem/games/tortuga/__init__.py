@@ -1,0 +1,44 @@
+"""Tortuga (the dice game, 2-4 players): pure rules behind the ``pbem.games.base`` interface."""
+
+from __future__ import annotations
+
+from ..base import MAX_OPTIONS, Request
+from .choices import SYNTAX
+from .engine import apply, check, check_players, default_for, open_requests, options_for, setup
+from .model import State
+from .scoring import result
+from .views import public_effects, view
+
+NAME = "tortuga"
+MIN_PLAYERS, MAX_PLAYERS = 2, 4
+OPTIONS = {"variant": ("standard", "long")}
+
+__all__ = ["NAME", "setup", "pending", "check", "apply", "default", "view", "result",
+           "to_json", "from_json", "public_effects", "check_players", "State"]
+
+
+def pending(state: State) -> list[Request]:
+    """Every open request, with its legal options (when few), syntax and NMR default."""
+    out = []
+    for seat, kind, sealed in open_requests(state):
+        options = options_for(state, seat, kind)
+        if options is not None and len(options) > MAX_OPTIONS:
+            options = None
+        out.append(Request(
+            player=state.players[seat], kind=kind, sealed=sealed, round=state.round,
+            step=state.step, default=default_for(state, seat, kind), syntax=SYNTAX[kind],
+            options=tuple(options) if options is not None else None,
+        ))
+    return out
+
+
+def default(state: State, player: str, kind: str) -> str:
+    return default_for(state, state.players.index(player), kind)
+
+
+def to_json(state: State) -> dict:
+    return state.to_json()
+
+
+def from_json(data: dict) -> State:
+    return State.from_json(data)

@@ -1,0 +1,96 @@
+"""The text syntax of Tortuga choices: parsing (lenient) and canonical forms (strict).
+
+    select   dice letters, e.g. ``B,C`` (any order, case or spacing); ``none`` when no die fits
+    skull    ``skull:ACTION``                    turn skull-only dice, e.g. ``skull:raid``
+    bonus    ``bonus:new:ACTION`` or ``bonus:flip:ACTION``
+    fleet, crew, hunt   ``fleet:go`` or ``fleet:forfeit`` (likewise crew, hunt)
+    board, raid         ``board:forfeit``, ``board:PLAYER`` or ``board:PLAYER:COLOUR``
+    order    ``order:FLEET/CREW``  e.g. ``order:red,blue/purple``; ``-`` for an empty list
+
+Colours may be abbreviated r, b, y, w, p. The canonical form (what is committed and
+logged) is lower case with full names, dice letters upper case and sorted.
+"""
+
+from __future__ import annotations
+
+from ..base import InvalidChoice
+from .model import ACTIONS, COLOUR_ABBREV, COLOURS, LETTERS
+
+KINDS = ("select", "skull", "bonus", "fleet", "crew", "hunt", "board", "raid", "order")
+PREFIXED = frozenset(KINDS[1:])
+
+SYNTAX = {
+    "select": "dice letters showing one action (skulls are wild), e.g. B,C; 'none' only if no die fits",
+    "skull": "skull:ACTION, e.g. skull:raid (ACTION: fleet, crew, hunt, board, raid)",
+    "bonus": "bonus:new:ACTION (a new tile on a free space) or bonus:flip:ACTION (turn a 1 to 2)",
+    "fleet": "fleet:go or fleet:forfeit",
+    "crew": "crew:go or crew:forfeit",
+    "hunt": "hunt:go or hunt:forfeit",
+    "board": "board:PLAYER:COLOUR (COLOUR as required), board:PLAYER, or board:forfeit",
+    "raid": "raid:PLAYER:COLOUR (COLOUR as required), raid:PLAYER, or raid:forfeit",
+    "order": "order:FLEET/CREW, chests left to right, e.g. order:red,blue/purple ('-' if empty)",
+}
+
+
+def kind_of(text: str) -> str:
+    """Which kind of request a choice text answers (by its prefix; dice otherwise)."""
+    head = text.strip().split(":", 1)[0].strip().lower()
+    return head if head in PREFIXED else "select"
+
+
+def format_dice(dice) -> str:
+    return ",".join(LETTERS[i] for i in sorted(dice)) if dice else "none"
+
+
+def parse_dice(text: str) -> tuple[int, ...]:
+    cleaned = text.strip().upper()
+    if cleaned in ("NONE", "-", ""):
+        return ()
+    letters = [c for c in cleaned.replace(",", " ").replace("+", " ").split()]
+    if len(letters) == 1 and len(letters[0]) > 1 and letters[0].isalpha():
+        letters = list(letters[0])  # "BC" as well as "B,C"
+    dice = []
+    for token in letters:
+        if len(token) != 1 or token not in LETTERS:
+            raise InvalidChoice(
+                f"not understood: {text.strip()!r}; name dice by letter A-E, e.g. B,C (or 'none')"
+            )
+        index = LETTERS.index(token)
+        if index in dice:
+            raise InvalidChoice(f"not understood: die {token} is named twice in {text.strip()!r}")
+        dice.append(index)
+    return tuple(sorted(dice))
+
+
+def parse_action(token: str, what: str) -> int:
+    name = token.strip().lower()
+    if name not in ACTIONS:
+        raise InvalidChoice(f"not understood: {what} {token.strip()!r}; use one of {', '.join(ACTIONS)}")
+    return ACTIONS.index(name)
+
+
+def parse_colour(token: str) -> str:
+    name = token.strip().lower()
+    name = COLOUR_ABBREV.get(name, name)
+    if name not in COLOURS:
+        raise InvalidChoice(f"not understood: colour {token.strip()!r}; use one of {', '.join(COLOURS)} (or r, b, y, w, p)")
+    return name
+
+
+def parse_colour_list(text: str) -> list[str]:
+    text = text.strip()
+    if text in ("", "-"):
+        return []
+    return [parse_colour(t) for t in text.split(",")]
+
+
+def format_order(fleet, crew) -> str:
+    return f"order:{','.join(fleet) or '-'}/{','.join(crew) or '-'}"
+
+
+def split(text: str, kind: str) -> list[str]:
+    """The fields after the ``kind:`` prefix (the prefix itself may be omitted)."""
+    parts = text.strip().split(":")
+    if parts and parts[0].strip().lower() == kind:
+        parts = parts[1:]
+    return parts

@@ -1,0 +1,180 @@
+"""What each player may choose now, and the documented default for a late player.
+
+Every function here reads a state and never changes it. Defaults are deterministic, legal,
+and depend only on public information and the player's own secrets.
+"""
+
+from __future__ import annotations
+
+from itertools import combinations
+
+from .choices import format_dice, format_order
+from .model import ACTIONS, BOARD, COLOURS, RAID, SKULL, State, capacity
+
+# Default preference for chests: purple scores double; white is wild in Tortuga.
+CHEST_RANK = {"purple": 0, "white": 1, "red": 2, "blue": 3, "yellow": 4}
+
+
+def selection_action(board, dice) -> int | None:
+    """The action a non-empty selection would go to, SKULL for skulls only, None if mixed."""
+    action = SKULL
+    for d in dice:
+        face = board.roll[d]
+        if face == SKULL:
+            continue
+        if action == SKULL:
+            action = face
+        elif face != action:
+            return None
+    return action
+
+
+def selection_error(board, dice) -> str | None:
+    """Why a non-empty selection of this player's rolled dice is not allowed, or None."""
+    action = selection_action(board, dice)
+    if action is None:
+        return "the selected dice show different actions (only skulls may join another action)"
+    if action == SKULL:
+        return None  # skulls alone can always be turned to fleet, crew or hunt
+    room = board.room(action)
+    if len(dice) > room:
+        name = ACTIONS[action]
+        if action in (BOARD, RAID):
+            box = board.boat if action == BOARD else board.pirate
+            token = "boat" if action == BOARD else "pirate"
+            return (f"{name} has room for {room} more dice ({token} on box {box} allows "
+                    f"{capacity(box)}), not {len(dice)}")
+        return f"{name} has room for {room} more dice, not {len(dice)}"
+    return None
+
+
+def legal_selections(board) -> list[tuple[int, ...]]:
+    free = [d for d in range(5) if board.roll[d] is not None and board.dice[d] is None]
+    found = []
+    for size in range(1, len(free) + 1):
+        for dice in combinations(free, size):
+            if selection_error(board, dice) is None:
+                found.append(dice)
+    return found
+
+
+def select_options(board) -> list[str]:
+    legal = legal_selections(board)
+    return [format_dice(d) for d in legal] if legal else ["none"]
+
+
+def default_select(state: State, seat: int) -> str:
+    """Most valuable fit: for each action with room, its dice (highest values first, up to
+    the room); the largest total wins, ties to the earlier action. Skulls stay in hand
+    unless nothing else fits; then one skull (the earliest letter) is selected."""
+    board = state.boards[seat]
+    faces = state.faces
+    best, best_total = None, 0
+    for action in range(5):
+        dice = [d for d in range(5) if board.dice[d] is None and board.roll[d] == action]
+        room = board.room(action)
+        if not dice or not room:
+            continue
+        dice.sort(key=lambda d: (-faces[d][action], d))
+        chosen = dice[:room]
+        total = sum(faces[d][action] for d in chosen)
+        if total > best_total:
+            best, best_total = chosen, total
+    if best is None:
+        skulls = [d for d in range(5) if board.dice[d] is None and board.roll[d] == SKULL]
+        best = skulls[:1]
+    return format_dice(best)
+
+
+def skull_options(state: State, seat: int) -> list[str]:
+    board = state.boards[seat]
+    k = len(board.held)
+    return [f"skull:{ACTIONS[a]}" for a in range(5) if board.room(a) >= k]
+
+
+def bonus_options(state: State, seat: int) -> list[str]:
+    board = state.boards[seat]
+    new = [f"bonus:new:{ACTIONS[a]}" for a in range(5) if board.bonus[a] == 0] if state.bonus_supply else []
+    flip = [f"bonus:flip:{ACTIONS[a]}" for a in range(5) if board.bonus[a] == 1]
+    return new + flip
+
+
+def target_options(state: State, seat: int, action: int, position: int) -> list[str]:
+    """Targets for BOARD/RAID: 1st names the chest to take from the target's area; 2nd names
+    the chest to claim from the centre island."""
+    name = ACTIONS[action]
+    excluded = {seat}
+    if position == 2 and name in state.targets:
+        excluded.add(state.targets[name])
+    options = [f"{name}:forfeit"]
+    for other in range(state.n):
+        if other in excluded:
+            continue
+        player = state.players[other]
+        if position == 1:
+            area = state.boards[other].fleet if action == BOARD else state.boards[other].crew
+            colours = sorted(set(area), key=COLOURS.index)
+        else:
+            colours = sorted(set(state.centre), key=COLOURS.index)
+        if colours:
+            options.extend(f"{name}:{player}:{c}" for c in colours)
+        else:
+            options.append(f"{name}:{player}")
+    return options
+
+
+def order_limits(state: State, seat: int) -> tuple[int, int]:
+    """How many chests the fleet and crew areas take in the move phase."""
+    board = state.boards[seat]
+    return (min(capacity(board.boat), len(board.crew)),
+            min(capacity(board.pirate), len(board.island)))
+
+
+def _arrangements(chests: list[str], k: int, cap: int) -> list[tuple[str, ...]]:
+    """Distinct ordered choices of k chests from a multiset (at most cap + 1 of them)."""
+    counts = {c: chests.count(c) for c in COLOURS if c in chests}
+    out: list[tuple[str, ...]] = []
+
+    def walk(prefix):
+        if len(out) > cap:
+            return
+        if len(prefix) == k:
+            out.append(tuple(prefix))
+            return
+        for colour in COLOURS:
+            if counts.get(colour, 0):
+                counts[colour] -= 1
+                prefix.append(colour)
+                walk(prefix)
+                prefix.pop()
+                counts[colour] += 1
+
+    walk([])
+    return out
+
+
+def order_options(state: State, seat: int, cap: int = 50) -> list[str] | None:
+    """All distinct orderings as choice strings, or None when there are more than ``cap``."""
+    board = state.boards[seat]
+    kf, kc = order_limits(state, seat)
+    fleets = _arrangements(board.crew, kf, cap)
+    crews = _arrangements(board.island, kc, cap)
+    if len(fleets) * len(crews) > cap:
+        return None
+    return [format_order(f, c) for f in fleets for c in crews]
+
+
+def default_order(state: State, seat: int) -> str:
+    """Most valuable first: purple, white, red, blue, yellow (stable within a colour)."""
+    board = state.boards[seat]
+    kf, kc = order_limits(state, seat)
+    fleet = sorted(board.crew, key=CHEST_RANK.__getitem__)[:kf]
+    crew = sorted(board.island, key=CHEST_RANK.__getitem__)[:kc]
+    return format_order(fleet, crew)
+
+
+def default_bonus(state: State, seat: int) -> str:
+    """A new tile on the first free space (fleet, crew, hunt, board, raid), else flip the
+    first '1' in that order."""
+    options = bonus_options(state, seat)
+    return options[0] if options else ""
