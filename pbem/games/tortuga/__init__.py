@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from ..base import MAX_OPTIONS, Request
-from .choices import SYNTAX
+from .choices import SYNTAX, format_dice, parse_dice
 from .engine import apply, check, check_players, default_for, open_requests, options_for, setup
 from .model import State
 from .scoring import result
@@ -32,8 +32,27 @@ def pending(state: State) -> list[Request]:
     return out
 
 
+def normalize(kind: str, text: str) -> str:
+    """The canonical form of a choice's text, without a state (for offline sealing)."""
+    if kind == "select":
+        return format_dice(parse_dice(text))
+    return text.strip()
+
+
 def default(state: State, player: str, kind: str) -> str:
     return default_for(state, state.players.index(player), kind)
+
+
+def bot(seed, style: str = "greedy"):
+    """A bot player: ``bot.choose(state, player, kind) -> choice text``."""
+    from .bots import GreedyBot, RandomBot
+    inner = (GreedyBot if style == "greedy" else RandomBot)(seed)
+
+    class _Bot:
+        def choose(self, state: State, player: str, kind: str) -> str:
+            return inner.choose(state, state.players.index(player), kind)
+
+    return _Bot()
 
 
 def to_json(state: State) -> dict:

@@ -78,7 +78,8 @@ def open_requests(state: State) -> list[tuple[int, str, bool]]:
     out = []
     if s.phase == "roll":
         if s.rolling:
-            out += [(seat, "select", True) for seat in s.rolling if str(seat) not in s.sealed]
+            out += [(seat, "select", True) for seat in s.clockwise()
+                    if seat in s.rolling and str(seat) not in s.sealed]
         elif s.skull_queue:
             out.append((s.skull_queue[0], "skull", False))
         out += [(seat, "select", False) for seat in s.open_select]
@@ -164,7 +165,8 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
             raise NotYourTurn(
                 f"{player} owes no {kind} choice now; open for {player}: {', '.join(owed)}"
             )
-        raise NotYourTurn(f"{player} owes no choice now (phase {state.phase})")
+        waiting = ", ".join(f"{state.players[s]} ({k})" for s, k, _ in open_requests(state))
+        raise NotYourTurn(f"{player} owes no choice now; waiting for {waiting or 'nobody: the game is over'}")
     parsed = _PARSERS[kind](state, seat, text)
     canonical = _CANON[kind](state, seat, parsed)
     options = options_for(state, seat, kind)

@@ -1,0 +1,113 @@
+"""Benchmark the Tortuga engine: complete 4-player bot games on one core.
+
+    python benchmarks/bench_engine.py                 # 300 games
+    python benchmarks/bench_engine.py --games 1000 --profile 25
+
+Prints games per second (everything: setup, bots choosing, pending, apply), the time
+spent inside ``apply`` alone per call, and the average number of applies per game.
+Target: at least 200 games per second.
+"""
+
+from __future__ import annotations
+
+import argparse
+import cProfile
+import os
+import pstats
+import sys
+import time
+
+from pbem.games import tortuga
+from pbem.games.tortuga.bots import GreedyBot, RandomBot
+from pbem.protocol.rng import RandomSource
+
+NAMES = ("ani", "bo", "cy", "dee")
+
+
+def play_game(seed: int, timer=time.perf_counter) -> tuple[int, float]:
+    """One complete game, greedy and random bots alternating seats (which seat starts
+    greedy alternates by seed). Returns (applies, seconds spent inside apply)."""
+    rng = RandomSource.for_testing(f"bench/{seed}", game_id=f"bench-{seed}")
+    state = tortuga.setup(NAMES, {}, rng)
+    bots = [(GreedyBot if (seat + seed) % 2 else RandomBot)(f"{seed}/{seat}")
+            for seat in range(len(NAMES))]
+    applies, in_apply = 0, 0.0
+    apply = tortuga.apply
+    while True:
+        requests = tortuga.pending(state)
+        if not requests:
+            break
+        request = requests[0]
+        seat = state.players.index(request.player)
+        choice = bots[seat].choose(state, seat, request.kind)
+        started = timer()
+        state = apply(state, request.player, choice, rng)
+        in_apply += timer() - started
+        applies += 1
+    assert state.phase == "over", "game did not end"
+    return applies, in_apply
+
+
+def pin_to_one_core() -> str:
+    if hasattr(os, "sched_setaffinity"):
+        core = min(os.sched_getaffinity(0))
+        os.sched_setaffinity(0, {core})
+        return f"pinned to core {core}"
+    return "not pinned (no sched_setaffinity)"
+
+
+def run(games: int) -> dict:
+    applies = 0
+    in_apply = 0.0
+    started = time.perf_counter()
+    for seed in range(games):
+        n, t = play_game(seed)
+        applies += n
+        in_apply += t
+    elapsed = time.perf_counter() - started
+    return {
+        "games": games,
+        "seconds": elapsed,
+        "games_per_second": games / elapsed,
+        "applies_per_game": applies / games,
+        "us_per_apply": in_apply / applies * 1e6,
+        "apply_share": in_apply / elapsed,
+    }
+
+
+def profile(games: int, top: int = 25) -> None:
+    profiler = cProfile.Profile()
+    profiler.enable()
+    for seed in range(games):
+        play_game(seed)
+    profiler.disable()
+    stats = pstats.Stats(profiler, stream=sys.stdout)
+    stats.sort_stats("tottime").print_stats(top)
+    stats.sort_stats("cumulative").print_stats(top)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=300, help="games to play (default 300)")
+    parser.add_argument("--warmup", type=int, default=10, help="games played before timing")
+    parser.add_argument("--profile", type=int, metavar="GAMES", default=0,
+                        help="afterwards, profile this many games with cProfile")
+    parser.add_argument("--no-pin", action="store_true", help="do not pin to one core")
+    args = parser.parse_args(argv)
+
+    print(f"python {sys.version.split()[0]}, {'not pinned' if args.no_pin else pin_to_one_core()}")
+    for seed in range(args.warmup):
+        play_game(-1 - seed)
+    r = run(args.games)
+    print(f"{r['games']} games of 4 players in {r['seconds']:.2f} s")
+    print(f"  games per second      {r['games_per_second']:8.1f}   (target >= 200)")
+    print(f"  applies per game      {r['applies_per_game']:8.1f}")
+    print(f"  microseconds / apply  {r['us_per_apply']:8.1f}   (inside apply only)")
+    print(f"  share of time in apply {r['apply_share']:7.1%}   (the rest: bots, pending, setup)")
+    if args.profile:
+        profile(args.profile)
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,34 @@
+"""The pbem command line. Commands live in one module per group; see 'pbem --help'."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from . import audit, game, play, tools
+from .common import _GLOBAL
+
+app = typer.Typer(
+    name="pbem",
+    help="Adjudicate board games played by email or on a forum: sealed choices, provably fair dice, "
+         "a hash-chained log anyone can audit. Start with: pbem demo",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+@app.callback()
+def _main(db: Annotated[Optional[Path], typer.Option("--db", envvar="PBEM_DB", help="SQLite file of the games (default: a per-user data file).", show_default=False)] = None):
+    _GLOBAL["db"] = db
+
+
+for group in (game, play, audit, tools):
+    group.register(app)
+
+
+def main() -> None:
+    app()

@@ -1,0 +1,143 @@
+"""Commands for the record: show, log, export, audit, replay, reveal-seed."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .common import DbOption, GameArg, JsonOption, emit, fail, handled, open_store
+
+
+def register(app: typer.Typer) -> None:
+    app.command("show")(show)
+    app.command("log")(log)
+    app.command("export")(export)
+    app.command("audit")(audit)
+    app.command("replay")(replay)
+    app.command("reveal-seed")(reveal_seed)
+
+
+FormatOption = Annotated[str, typer.Option("--format", help="text, markdown, bbcode or html.")]
+
+
+@handled
+def show(game: GameArg,
+         round_: Annotated[Optional[int], typer.Option("--round", help="The round to summarise (default: the latest).")] = None,
+         fmt: FormatOption = "text", db: DbOption = None, as_json: JsonOption = False):
+    """The public summary of a round (or the final result), for email or a forum.
+
+    Example: pbem show g1 --round 3 --format bbcode
+    """
+    from ..protocol import commands
+    from ..render import summary
+    store = open_store(db)
+    session = commands.load(store, game, collect=True)
+    model, text = summary.render_public(session, store.head(game), round_, fmt)
+    emit(model, as_json, text)
+
+
+@handled
+def log(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
+    """The event log: sequence number, time, kind, and hash of every event.
+
+    Example: pbem log g1 --json
+    """
+    store = open_store(db)
+    events = store.events(game)
+    if not events:
+        from ..protocol.commands import load
+        load(store, game)  # raises the helpful unknown-game error
+    rows = [e.export_dict() for e in events]
+    emit(rows, as_json, "\n".join(f"{e.seq:5d} {e.at} {e.kind:<13} {e.hash[:16]}  {_brief(e.kind, e.data)}" for e in events))
+
+
+def _brief(kind: str, data: dict) -> str:
+    from .common import safe
+    player = data.get("player")
+    bits = [safe(player)] if player else []
+    for k in ("round", "step", "choice", "commitment", "by", "reason"):
+        if k in data and k != "commitment":
+            bits.append(f"{k}={safe(data[k])}")
+        elif k == "commitment" and k in data:
+            bits.append(f"commitment={data[k][:12]}…")
+    return " ".join(bits)
+
+
+@handled
+def export(game: GameArg,
+           output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write to this file (default: standard output).")] = None,
+           db: DbOption = None):
+    """The log as JSON Lines, for anyone to audit (public: the seed only once revealed).
+
+    Example: pbem export g1 -o g1.jsonl
+    """
+    from ..store import export_lines
+    store = open_store(db)
+    events = store.events(game)
+    if not events:
+        from ..protocol.commands import load
+        load(store, game)
+    text = "".join(line + "\n" for line in export_lines(events))
+    if output:
+        output.write_text(text, encoding="utf-8")
+        typer.echo(f"wrote {len(events)} events to {output}", err=True)
+    else:
+        sys.stdout.write(text)
+
+
+@handled
+def audit(game: Annotated[Optional[str], typer.Argument(help="A game in the database.", show_default=False)] = None,
+          file: Annotated[Optional[Path], typer.Option("--file", help="An exported log (JSON Lines) instead.")] = None,
+          head: Annotated[Optional[str], typer.Option("--head", help="A published chain head SEQ:HASH the log must reach.")] = None,
+          db: DbOption = None, as_json: JsonOption = False):
+    """Check the hash chain, commitments, signatures, and (with the seed) replay every roll.
+
+    Example: pbem audit g1      or      pbem audit --file g1.jsonl --head 214:9f3a...
+    """
+    from ..protocol import audit as auditing
+    if (game is None) == (file is None):
+        fail("give a GAME or --file FILE", 2)
+    expected = None
+    if head:
+        seq, _, digest = head.partition(":")
+        if not seq.isdigit() or len(digest) != 64:
+            fail("give --head as SEQ:HASH, e.g. 214:9f3a…(64 hex)", 2)
+        expected = (int(seq), digest.lower())
+    if file is not None:
+        report = auditing.audit_file(file.read_text(encoding="utf-8", errors="replace"), expected)
+    else:
+        report = auditing.audit_store(open_store(db), game, expected)
+    emit(report, as_json, auditing.report_text(report))
+    if not report["ok"]:
+        typer.echo(f"pbem: audit failed: {report['problem']}", err=True)
+        raise typer.Exit(1)
+
+
+@handled
+def replay(file: Annotated[Path, typer.Argument(help="An exported log (JSON Lines) with the seed revealed.", show_default=False)],
+           fmt: FormatOption = "text", as_json: JsonOption = False):
+    """Replay an exported game and print its round summaries and result.
+
+    Example: pbem replay examples/games/four-players.jsonl
+    """
+    from ..protocol import audit as auditing
+    from ..render import summary
+    session, head = auditing.replay_file(file.read_text(encoding="utf-8", errors="replace"))
+    models, text = summary.render_all(session, head, fmt)
+    emit(models, as_json, text)
+
+
+@handled
+def reveal_seed(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
+    """Publish the server seed, so anyone can recompute every roll (automatic at game end).
+
+    Example: pbem reveal-seed g1
+    """
+    from ..protocol import commands
+    store = open_store(db)
+    commands.reveal_seed(store, game)
+    seed = store.get_secret(game, commands.SEED)
+    emit({"game": game, "seed": seed}, as_json, f"server seed of {game}: {seed}")

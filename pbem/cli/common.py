@@ -1,0 +1,98 @@
+"""Shared pieces of the command line: options, opening the store, errors and output."""
+
+from __future__ import annotations
+
+import functools
+import json
+import os
+import sys
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+DbOption = Annotated[
+    Optional[Path],
+    typer.Option("--db", help="SQLite file of the games (default: $PBEM_DB, else a per-user data file).",
+                 show_default=False),
+]
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (a stable contract) instead of text.")]
+GameArg = Annotated[str, typer.Argument(help="The game's name, as given to 'pbem new'.", show_default=False)]
+PlayerArg = Annotated[str, typer.Argument(help="A player's name, as listed at 'pbem new'.", show_default=False)]
+
+_GLOBAL: dict = {"db": None}
+
+
+def default_db() -> Path:
+    if os.environ.get("PBEM_DB"):
+        return Path(os.environ["PBEM_DB"])
+    base = os.environ.get("XDG_DATA_HOME") or os.path.join(os.path.expanduser("~"), ".local", "share")
+    return Path(base) / "pbem" / "pbem.db"
+
+
+def db_path(db: Optional[Path]) -> Path:
+    return db or _GLOBAL["db"] or default_db()
+
+
+def open_store(db: Optional[Path]):
+    from ..store import Store
+    return Store(db_path(db))
+
+
+def fail(message: str, code: int = 1):
+    typer.echo(f"pbem: {message}", err=True)
+    raise typer.Exit(code)
+
+
+def handled(func):
+    """Turn the library's typed errors into a one-line reason on stderr and exit status 1."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        from ..games import UnknownGame as UnknownGameType
+        from ..protocol.errors import ProtocolError
+        from ..store import StoreError
+        try:
+            return func(*args, **kwargs)
+        except (ProtocolError, StoreError, UnknownGameType) as exc:
+            fail(_one_line(exc))
+        except ValueError as exc:  # typed ValueErrors of the protocol modules (keys, salts, armour)
+            fail(_one_line(exc))
+        except OSError as exc:
+            fail(f"{exc.strerror or exc}: {exc.filename}" if getattr(exc, "filename", None) else str(exc))
+    return wrapper
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split()) or type(exc).__name__
+
+
+def emit(data, as_json: bool, text: str | None = None) -> None:
+    if as_json:
+        sys.stdout.write(json.dumps(data, ensure_ascii=False, indent=2, sort_keys=True) + "\n")
+    elif text is not None:
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+
+
+def parse_step(value: Optional[str]) -> tuple[int, int] | None:
+    if value is None:
+        return None
+    try:
+        r, s = value.split(".")
+        return int(r), int(s)
+    except ValueError:
+        raise typer.BadParameter(f"{value!r}: give the sealed step as ROUND.STEP, e.g. 3.2") from None
+
+
+def parse_duration(value: Optional[str]) -> int | None:
+    if value is None:
+        return None
+    units = {"m": 60, "h": 3600, "d": 86400}
+    text = value.strip().lower()
+    if len(text) >= 2 and text[-1] in units and text[:-1].isdigit() and int(text[:-1]) > 0:
+        return int(text[:-1]) * units[text[-1]]
+    raise typer.BadParameter(f"{value!r}: give a duration like 30m, 48h or 3d")
+
+
+def safe(text: str) -> str:
+    """A user-given string for a terminal line: control characters shown escaped."""
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))

@@ -1,0 +1,187 @@
+"""Commands that set up a game and report on it: new, client-seed, key, start, status,
+private, games."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from .common import DbOption, GameArg, JsonOption, PlayerArg, emit, handled, open_store, parse_duration, safe
+
+
+def register(app: typer.Typer) -> None:
+    app.command("new")(new)
+    app.command("client-seed")(client_seed)
+    app.command("key")(key)
+    app.command("start")(start)
+    app.command("games")(list_games)
+    app.command("status")(status)
+    app.command("private")(private)
+
+
+@handled
+def new(
+    game: GameArg,
+    players: Annotated[str, typer.Option("--players", help="Comma-separated names in seat order, e.g. ani,alex,frank.", show_default=False)],
+    game_type: Annotated[str, typer.Option("--game", help="Which game.")] = "tortuga",
+    variant: Annotated[str, typer.Option("--variant", help="standard, or long (8 chests in Tortuga end it).")] = "standard",
+    start_player: Annotated[Optional[str], typer.Option("--start", help="The start player (default: the first listed).")] = None,
+    require_signatures: Annotated[bool, typer.Option("--require-signatures", help="Accept only Ed25519-signed submissions.")] = False,
+    deadline: Annotated[Optional[str], typer.Option("--deadline", help="Time a player has per request before NMR, e.g. 48h, 3d.")] = None,
+    keys: Annotated[Optional[List[str]], typer.Option("--key", help="PLAYER=PUBLIC-KEY (repeatable), from 'pbem keygen'.")] = None,
+    faces: Annotated[Optional[Path], typer.Option("--faces", help="A dice face table file (see docs/rules.md).")] = None,
+    now: Annotated[bool, typer.Option("--now", help="Start play at once, without client seeds.")] = False,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """Create a game: commit to a fresh server seed and publish its hash.
+
+    Example: pbem new g1 --players ani,alex,frank,lothar --start ani --deadline 48h
+    """
+    from ..protocol import commands
+    names = [p.strip() for p in players.split(",")]
+    options = {"variant": variant}
+    if start_player:
+        options["start"] = start_player
+    if faces:
+        from ..games.tortuga.faces import parse
+        options["faces"] = [list(r) for r in parse(faces.read_text(encoding="utf-8"))]
+    key_map = {}
+    for item in keys or []:
+        player, sep, public = item.partition("=")
+        if not sep:
+            raise typer.BadParameter(f"{item!r}: give --key as PLAYER=PUBLIC-KEY")
+        from ..protocol.signing import parse_public_key
+        parse_public_key(public)
+        key_map[player.strip()] = public.strip()
+    store = open_store(db)
+    session = commands.create_game(store, game, game_type, names, options, require_signatures,
+                                   parse_duration(deadline), key_map, start=now)
+    head = store.head(game)
+    text = (f"created game {game} ({game_type}, {variant}) for {', '.join(map(safe, names))}\n"
+            f"server seed hash (publish this now): {session.meta['seed_hash']}\n"
+            + ("play has started: send each player 'pbem private' output\n" if now else
+               f"players may add client seeds: pbem client-seed {game} PLAYER TEXT; then: pbem start {game}\n"))
+    emit({"game": game, "seed_hash": session.meta["seed_hash"], "started": now,
+          "chain_head": {"seq": head[0], "hash": head[1]}}, as_json, text)
+
+
+@handled
+def client_seed(game: GameArg, player: PlayerArg,
+                text: Annotated[str, typer.Argument(help="Any text the player chooses.", show_default=False)],
+                db: DbOption = None, as_json: JsonOption = False):
+    """Add a player's client seed (before play starts); it joins the randomness of every roll.
+
+    Example: pbem client-seed g1 ani "my lucky words"
+    """
+    from ..protocol import commands
+    store = open_store(db)
+    commands.add_client_seed(store, game, player, text)
+    emit({"game": game, "player": player, "recorded": True}, as_json, f"client seed of {safe(player)} recorded")
+
+
+@handled
+def key(game: GameArg, player: PlayerArg,
+        public_key: Annotated[str, typer.Argument(help="The player's public key (pbem-ed25519-public:...).", show_default=False)],
+        db: DbOption = None, as_json: JsonOption = False):
+    """Register a player's public key (before play starts).
+
+    Example: pbem key g1 ani pbem-ed25519-public:ebVWLo/mVPlAeLES6KmLp5AfhTrmlb7X4OORC60ElmQ=
+    """
+    from ..protocol import commands
+    from ..protocol.signing import fingerprint
+    store = open_store(db)
+    commands.register_key(store, game, player, public_key)
+    emit({"game": game, "player": player, "fingerprint": fingerprint(public_key.strip())}, as_json,
+         f"key of {safe(player)} registered (fingerprint {fingerprint(public_key.strip())})")
+
+
+@handled
+def start(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
+    """Fix the client seeds and start play: set-up draws and the first roll happen now.
+
+    Example: pbem start g1
+    """
+    from ..protocol import commands
+    store = open_store(db)
+    session = commands.start_game(store, game)
+    emit({"game": game, "started": True, "client_seeds": sorted(session.client_seeds)}, as_json,
+         f"game {game} has started; send each player their 'pbem private {game} PLAYER' message")
+
+
+@handled
+def list_games(db: DbOption = None, as_json: JsonOption = False):
+    """List the games in the database.
+
+    Example: pbem games
+    """
+    store = open_store(db)
+    names = store.games()
+    emit({"games": names}, as_json, "\n".join(names) if names else "no games yet (pbem new)")
+
+
+@handled
+def status(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
+    """Phase, round, step, who owes what, and the chain head.
+
+    Example: pbem status g1 --json
+    """
+    from ..protocol import commands, reports
+    store = open_store(db)
+    session = commands.load(store, game)
+    report = reports.status(session, store.head(game))
+    emit(report, as_json, _status_text(report))
+
+
+def _status_text(r: dict) -> str:
+    lines = [f"game {r['game']} ({r['type']}): players {', '.join(map(safe, r['players']))}"]
+    if not r["started"]:
+        lines.append(f"not started; client seeds from: {', '.join(map(safe, r['client_seeds'])) or 'nobody yet'}")
+    else:
+        lines.append(f"round {r['round']}, step {r['step']}, phase {r['phase']}; start player {safe(r.get('start_player'))}")
+        if r["waiting"]:
+            lines.append("waiting for: " + "; ".join(
+                f"{safe(w['player'])} ({w['kind']}{', sealed' if w['sealed'] else ''})" for w in r["waiting"]))
+    if r["finished"]:
+        lines.append("finished: " + ", ".join(f"{safe(p)} {s}" for p, s in r["scores"].items())
+                     + f"; winner(s): {', '.join(map(safe, r['winners']))}")
+    lines.append(f"chain head: event {r['chain_head']['seq']} {r['chain_head']['hash']}")
+    return "\n".join(lines)
+
+
+@handled
+def private(game: GameArg, player: PlayerArg, db: DbOption = None, as_json: JsonOption = False):
+    """A player's private message: their roll, tiles, and what to send, in the exact syntax.
+
+    Example: pbem private g1 ani
+    """
+    from ..protocol import commands, reports
+    store = open_store(db)
+    session = commands.load(store, game)
+    report = reports.private(session, player)
+    emit(report, as_json, _private_text(report))
+
+
+def _private_text(r: dict) -> str:
+    lines = [f"game {r['game']}: private message for {safe(r['player'])}"]
+    view = r.get("view") or {}
+    board = (view.get("boards") or {}).get(r["player"], {})
+    if board.get("roll"):
+        lines.append("your roll: " + ", ".join(f"{d}={f}" for d, f in board["roll"].items()))
+    if board.get("tile_values") is not None:
+        lines.append(f"your treasure tiles: {board['tile_values'] or 'none'}")
+    if not r["requests"]:
+        lines.append("nothing is asked of you now")
+    for q in r["requests"]:
+        how = "sealed (commit, then reveal)" if q["sealed"] else "open (pbem decide)"
+        lines.append(f"you owe: {q['kind']}, {how}")
+        if q.get("options"):
+            lines.append("  send one of: " + " | ".join(q["options"]))
+        lines.append(f"  syntax: {q['syntax']}")
+        lines.append(f"  if late, the default applies: {q['default']}")
+    if r.get("context"):
+        lines.append("to seal on your own machine: pbem seal --context TOKEN CHOICE, with this TOKEN:")
+        lines.append(r["context"])
+    return "\n".join(lines)

@@ -1,0 +1,150 @@
+"""Commands that take players' choices: seal, commit, reveal, decide, submit, nmr."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from .common import DbOption, GameArg, JsonOption, PlayerArg, emit, fail, handled, open_store, parse_step, safe
+
+StepOption = Annotated[Optional[str], typer.Option("--step", help="The sealed step this is for, ROUND.STEP (default: the open one).")]
+ChoiceArg = Annotated[str, typer.Argument(help="The choice in the game's syntax (see 'pbem private').", show_default=False)]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("seal")(seal)
+    app.command("commit")(commit)
+    app.command("reveal")(reveal)
+    app.command("decide")(decide)
+    app.command("submit")(submit)
+    app.command("nmr")(nmr)
+
+
+@handled
+def seal(
+    args: Annotated[List[str], typer.Argument(help="GAME PLAYER CHOICE, or only CHOICE with --context.", show_default=False)],
+    context: Annotated[Optional[str], typer.Option("--context", help="The seal TOKEN line from your private message.")] = None,
+    key_file: Annotated[Optional[Path], typer.Option("--key", help="Your secret key file (pbem keygen): sign the blocks.")] = None,
+    db: DbOption = None,
+    as_json: JsonOption = False,
+):
+    """Seal a choice: check it is legal, print its commitment and the salt to keep secret.
+
+    Example: pbem seal --context pbem1.eyJn...Q.1a2b3c4d B,C    (player, offline)
+    Example: pbem seal g1 ani B,C                              (with the database)
+    """
+    from ..protocol import commands
+    if context is not None:
+        if len(args) != 1:
+            fail("with --context give only the CHOICE, e.g. pbem seal --context TOKEN B,C", 2)
+        sealed = commands.seal_offline(context, args[0])
+    else:
+        if len(args) != 3:
+            fail("give GAME PLAYER CHOICE (or --context TOKEN CHOICE)", 2)
+        session = commands.load(open_store(db), args[0])
+        sealed = commands.seal(session, args[1], args[2])
+    secret = key_file.read_text(encoding="utf-8").strip() if key_file else None
+    blocks = commands.signed_blocks(sealed, secret)
+    out = {"commitment": sealed["commitment"], "salt": sealed["salt"], "choice": sealed["choice"],
+           "game": sealed["game"], "player": sealed["player"], "round": sealed["round"],
+           "step": sealed["step"], "commit_block": blocks["commit"], "reveal_block": blocks["reveal"]}
+    text = (f"choice {sealed['choice']} sealed for {safe(sealed['player'])}, round {sealed['round']} step {sealed['step']}\n"
+            f"commitment (send now): {sealed['commitment']}\n"
+            f"salt (keep secret until every commitment is in): {sealed['salt']}\n"
+            f"later reveal with: pbem reveal {sealed['game']} {safe(sealed['player'])} {sealed['choice']} {sealed['salt']}\n\n"
+            f"or send this block now{' (signed)' if secret else ''}:\n{blocks['commit']}\n"
+            f"and KEEP this one until every commitment is in, then send it:\n{blocks['reveal']}")
+    emit(out, as_json, text)
+
+
+@handled
+def commit(
+    game: GameArg, player: PlayerArg,
+    commitment: Annotated[Optional[str], typer.Argument(help="The 64-hex commitment from 'pbem seal'.", show_default=False)] = None,
+    choice: Annotated[Optional[str], typer.Option("--choice", help="Seal on receipt: the player's choice, sent privately to the moderator.")] = None,
+    step: StepOption = None,
+    db: DbOption = None, as_json: JsonOption = False,
+):
+    """Record a player's commitment (or, with --choice, seal a privately sent choice on receipt).
+
+    Example: pbem commit g1 ani 6ba2c455e9867799af69e2e788fbab5a4810c6e2de3be46adc0cf59f649017ac
+    Example: pbem commit g1 frank --choice B,C     (frank has only email; the tool keeps the salt)
+    """
+    from ..protocol import commands
+    store = open_store(db)
+    if (commitment is None) == (choice is None):
+        fail("give either the COMMITMENT or --choice CHOICE", 2)
+    if choice is not None:
+        session = commands.commit_for_player(store, game, player, choice)
+    else:
+        session = commands.commit(store, game, player, commitment, parse_step(step))
+    _report(store, session, game, as_json, f"commitment of {safe(player)} recorded")
+
+
+@handled
+def reveal(game: GameArg, player: PlayerArg, choice: ChoiceArg,
+           salt: Annotated[str, typer.Argument(help="The salt printed by 'pbem seal'.", show_default=False)],
+           step: StepOption = None, db: DbOption = None, as_json: JsonOption = False):
+    """Check a reveal against the commitment; the last reveal resolves the step.
+
+    Example: pbem reveal g1 ani B,C 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
+    """
+    from ..protocol import commands
+    store = open_store(db)
+    session = commands.reveal(store, game, player, choice, salt, parse_step(step))
+    _report(store, session, game, as_json, f"reveal of {safe(player)} accepted")
+
+
+@handled
+def decide(game: GameArg, player: PlayerArg, choice: ChoiceArg, db: DbOption = None, as_json: JsonOption = False):
+    """Record an open (not sealed) decision, e.g. a skull turn, a target, an ordering.
+
+    Example: pbem decide g1 ani board:alex:red
+    """
+    from ..protocol import commands
+    store = open_store(db)
+    session = commands.decide(store, game, player, choice)
+    _report(store, session, game, as_json, f"decision of {safe(player)} recorded")
+
+
+@handled
+def submit(game: GameArg,
+           source: Annotated[str, typer.Argument(help="A file holding the mail or post, or - for standard input.")] = "-",
+           db: DbOption = None, as_json: JsonOption = False):
+    """Apply armoured (and signed) submission blocks pasted from an email or forum post.
+
+    Example: pbem submit g1 mail-from-ani.txt
+    """
+    from ..protocol import commands
+    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8", errors="replace")
+    store = open_store(db)
+    done = commands.submit(store, game, text)
+    session = commands.load(store, game)
+    _report(store, session, game, as_json,
+            "accepted: " + ", ".join(f"{d['kind']} of {safe(d['player'])}" for d in done), extra={"accepted": done})
+
+
+@handled
+def nmr(game: GameArg, player: PlayerArg,
+        force: Annotated[bool, typer.Option("--force", help="Apply the default even before the deadline.")] = False,
+        db: DbOption = None, as_json: JsonOption = False):
+    """No move received: apply the documented default for what a late player owes.
+
+    Example: pbem nmr g1 frank --force
+    """
+    from ..protocol import commands
+    store = open_store(db)
+    session = commands.nmr(store, game, player, force)
+    _report(store, session, game, as_json, f"default applied for {safe(player)}")
+
+
+def _report(store, session, game: str, as_json: bool, text: str, extra: dict | None = None) -> None:
+    from ..protocol import reports
+    from .game import _status_text
+    report = reports.status(session, store.head(game))
+    if extra:
+        report.update(extra)
+    emit(report, as_json, text + "\n" + _status_text(report))

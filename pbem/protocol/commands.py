@@ -1,0 +1,356 @@
+"""Every command that reads or writes a game: the library behind the command line.
+
+Each writing command runs in one ``BEGIN IMMEDIATE`` transaction: it replays the game,
+validates the new events with the same rules the audit uses, appends them, and adds the
+follow-ups the protocol requires (moderator-held reveals and defaults once a sealed step
+has all its commitments, the seed once the game is over). Any refusal leaves the log as it
+was. Errors are typed (``pbem.protocol.errors``); nothing here prints.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import secrets as _secrets
+from datetime import datetime, timezone
+
+from .. import games
+from ..games.base import ChoiceError
+from .commit import make_commitment, new_salt, parse_commitment, parse_salt
+from .errors import Refused, UnknownGame
+from .rng import RandomSource
+from .session import Session, signed_body
+from .token import make_token, read_token
+
+GAME_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
+SEED = "server_seed"
+
+
+def now_utc() -> str:
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def _held_name(round_: int, step: int, player: str) -> str:
+    return f"held/{round_}/{step}/{player}"
+
+
+# ---------------------------------------------------------------------- reading
+
+def load(store, game_id: str, collect: bool = False) -> Session:
+    """The game's protocol state: from the snapshot at the head (a cache that ``audit``
+    checks), else by replaying the log with the moderator's private seed."""
+    seed_hex = store.get_secret(game_id, SEED)
+    seed = bytes.fromhex(seed_hex) if seed_hex else None
+    if not collect and seed is not None:
+        snapshot = store.latest_snapshot(game_id)
+        if snapshot is not None:
+            seq, text = snapshot
+            session = Session.from_json(json.loads(text), seed)
+            later = store.events(game_id, after=seq)
+            for ev in later:
+                session.apply_event(ev.kind, ev.data, ev.at, ev.seq)
+            return session
+    events = store.events(game_id)
+    if not events:
+        known = store.games()
+        hint = f"; games here: {', '.join(known[:10])}" if known else "; this database has no games yet (pbem new)"
+        raise UnknownGame(f"no game {game_id!r}{hint}")
+    return Session.replay(game_id, events, seed, collect=collect)
+
+
+# ---------------------------------------------------------------------- writing
+
+def _write(store, game_id: str, build, at: str | None = None) -> Session:
+    """Run ``build(session)`` (which yields (kind, data) events) in one transaction."""
+    with store.transaction():
+        session = load(store, game_id)
+        _emit(store, session, build(session), at)
+        _emit(store, session, _follow_ups(store, session), at)
+        _snapshot(store, session)
+    return session
+
+
+def _snapshot(store, session: Session) -> None:
+    if session.seed is not None:
+        store.put_snapshot(session.game_id, session.seq, json.dumps(session.to_json(), separators=(",", ":")))
+
+
+def _emit(store, session: Session, events, at: str | None) -> None:
+    for kind, data in events:
+        stamp = at or now_utc()
+        session.apply_event(kind, data, stamp)
+        store.append(session.game_id, kind, data, at=stamp)
+
+
+def _follow_ups(store, session: Session):
+    """Events the protocol adds by itself after a command."""
+    progress = True
+    while progress:
+        progress = False
+        step = session.sealed
+        if step is not None and step.all_committed:
+            for player in step.waiting:
+                if player in step.revealed:
+                    continue
+                if player in step.defaulted:
+                    yield "default", {"player": player, "kind": "select", "round": step.round,
+                                      "step": step.step, "reason": "no commitment (NMR)"}
+                    progress = True
+                    break
+                if step.commits[player]["by"] == "moderator":
+                    held = json.loads(store.get_secret(session.game_id, _held_name(step.round, step.step, player)))
+                    yield "reveal", {"player": player, "round": step.round, "step": step.step,
+                                     "choice": held["choice"], "salt": held["salt"], "by": "moderator"}
+                    progress = True
+                    break
+        if session.finished and not session.seed_revealed:
+            yield "seed_revealed", {"seed": store.get_secret(session.game_id, SEED)}
+            progress = True
+
+
+def create_game(store, game_id: str, game_type: str, players: list[str], options: dict,
+                require_signatures: bool = False, deadline_seconds: int | None = None,
+                keys: dict | None = None, start: bool = False, at: str | None = None) -> Session:
+    if not GAME_ID.match(game_id or ""):
+        raise Refused(f"game name {game_id!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+    rules = games.get(game_type)
+    try:
+        rules.setup(players, options, RandomSource.for_testing("options check"))  # dry run
+    except ValueError as exc:
+        raise Refused(str(exc)) from None
+    seed = _secrets.token_bytes(32)
+    import hashlib
+    with store.transaction():
+        if store.has_game(game_id):
+            raise Refused(f"a game named {game_id!r} already exists; choose another name")
+        store.put_secret(game_id, SEED, seed.hex())
+        session = Session(game_id, seed)
+        data = {"game_type": game_type, "players": list(players), "options": options,
+                "seed_hash": hashlib.sha256(seed).hexdigest(),
+                "require_signatures": require_signatures, "deadline_seconds": deadline_seconds,
+                "keys": dict(keys or {})}
+        events = [("created", data)]
+        if start:
+            events.append(("started", {"client_entropy": _entropy({})}))
+        _emit(store, session, events, at)
+        _snapshot(store, session)
+    return session
+
+
+def _entropy(seeds: dict) -> str:
+    from .rng import combine_client_seeds
+    return combine_client_seeds(seeds)
+
+
+def add_client_seed(store, game_id: str, player: str, text: str, at=None) -> Session:
+    return _write(store, game_id, lambda s: [("client_seed", {"player": player, "seed": text})], at)
+
+
+def register_key(store, game_id: str, player: str, public_key: str, at=None) -> Session:
+    return _write(store, game_id, lambda s: [("key", {"player": player, "public_key": public_key.strip()})], at)
+
+
+def start_game(store, game_id: str, at=None) -> Session:
+    return _write(store, game_id, lambda s: [("started", {"client_entropy": _entropy(s.client_seeds)})], at)
+
+
+def _current_step(session: Session, player: str) -> tuple[int, int]:
+    if not session.started:
+        raise Refused(f"game {session.game_id} has not started yet (pbem start)")
+    if session.sealed is None:
+        raise Refused(f"no sealed step is open now; {_owes(session, player)}")
+    return session.sealed.round, session.sealed.step
+
+
+def _owes(session: Session, player: str) -> str:
+    kinds = [r.kind + (" (sealed)" if r.sealed else "") for r in session.requests_of(player)]
+    return f"{player} owes: {', '.join(kinds)}" if kinds else f"{player} owes nothing now"
+
+
+def commit(store, game_id: str, player: str, commitment: str, round_step: tuple | None = None,
+           signature: str | None = None, nonce: str | None = None, at=None) -> Session:
+    def build(session):
+        session.player(player)
+        r, s = round_step or _current_step(session, player)
+        data = {"player": player, "round": r, "step": s, "commitment": commitment.strip().lower(), "by": "player"}
+        if signature is not None:
+            data.update(signature=signature, nonce=nonce)
+        return [("commit", data)]
+    return _write(store, game_id, build, at)
+
+
+def commit_for_player(store, game_id: str, player: str, choice: str, at=None) -> Session:
+    """The moderator seals a choice sent privately by email; the salt stays in the store."""
+    def build(session):
+        sealed = seal(session, player, choice)
+        store.put_secret(game_id, _held_name(sealed["round"], sealed["step"], player),
+                         json.dumps({"choice": sealed["choice"], "salt": sealed["salt"]}))
+        return [("commit", {"player": player, "round": sealed["round"], "step": sealed["step"],
+                            "commitment": sealed["commitment"], "by": "moderator"})]
+    return _write(store, game_id, build, at)
+
+
+def reveal(store, game_id: str, player: str, choice: str, salt: str, round_step=None,
+           signature=None, nonce=None, at=None) -> Session:
+    def build(session):
+        session.player(player)
+        r, s = round_step or _current_step(session, player)
+        data = {"player": player, "round": r, "step": s, "choice": choice, "salt": salt.strip().lower(), "by": "player"}
+        if signature is not None:
+            data.update(signature=signature, nonce=nonce)
+        return [("reveal", data)]
+    return _write(store, game_id, build, at)
+
+
+def decide(store, game_id: str, player: str, choice: str, round_step=None, signature=None,
+           nonce=None, at=None) -> Session:
+    def build(session):
+        session.player(player)
+        if not session.started or session.state is None:
+            raise Refused(f"game {game_id} has not started yet (pbem start)")
+        r, s = round_step or (session.state.round, session.state.step)
+        data = {"player": player, "round": r, "step": s, "choice": choice}
+        if signature is not None:
+            data.update(signature=signature, nonce=nonce)
+        return [("decide", data)]
+    return _write(store, game_id, build, at)
+
+
+def nmr(store, game_id: str, player: str, force: bool = False, at=None) -> Session:
+    """Apply the documented default for what ``player`` owes now (one request)."""
+    def build(session):
+        session.player(player)
+        if session.state is None:
+            raise Refused(f"game {game_id} has not started yet (pbem start)")
+        step = session.sealed
+        extra = {"forced": True} if force else {}
+        if step is not None and player in step.owes_commit():
+            return [("nmr", {"player": player, "round": step.round, "step": step.step, **extra})]
+        if step is not None and step.all_committed and player in step.owes_reveal():
+            return [("default", {"player": player, "kind": "select", "round": step.round,
+                                 "step": step.step, "reason": "no reveal (NMR)", **extra})]
+        requests = [r for r in session.requests_of(player) if not r.sealed]
+        if not requests:
+            raise Refused(f"{player} owes nothing that a default could settle now")
+        return [("default", {"player": player, "kind": requests[0].kind, "round": session.state.round,
+                             "step": session.state.step, "reason": "NMR", **extra})]
+    return _write(store, game_id, build, at)
+
+
+def reveal_seed(store, game_id: str, at=None) -> Session:
+    def build(session):
+        if session.seed_revealed:
+            raise Refused(f"the seed of {game_id} is already revealed")
+        return [("seed_revealed", {"seed": store.get_secret(game_id, SEED)})]
+    return _write(store, game_id, build, at)
+
+
+# ---------------------------------------------------------------------- sealing
+
+def seal(session: Session, player: str, choice: str) -> dict:
+    """Check a sealed choice is legal now, and make its commitment with a fresh salt."""
+    session.player(player)
+    r, s = _current_step(session, player)
+    if player not in session.sealed.waiting:
+        raise Refused(f"{player} takes no part in sealed step {r}.{s}")
+    try:
+        canonical = session.rules.check(session.state, player, choice)
+    except ChoiceError as exc:
+        raise Refused(str(exc)) from None
+    salt = new_salt()
+    return {"game": session.game_id, "player": player, "round": r, "step": s, "choice": canonical,
+            "salt": salt, "commitment": make_commitment(session.game_id, r, s, player, canonical, salt)}
+
+
+def context_token(session: Session, player: str) -> str | None:
+    """The seal token for ``player``'s open sealed request, if any."""
+    for request in session.requests_of(player):
+        if request.sealed:
+            return make_token({
+                "game": session.game_id, "type": session.meta["game_type"], "player": player,
+                "round": request.round, "step": request.step, "kind": request.kind,
+                "options": list(request.options) if request.options is not None else None,
+                "signatures": bool(session.meta.get("require_signatures")),
+            })
+    return None
+
+
+def seal_offline(token: str, choice: str) -> dict:
+    """Seal with only a private message's token: check the choice against its options."""
+    ctx = read_token(token)
+    rules = games.get(ctx["type"])
+    try:
+        canonical = rules.normalize(ctx["kind"], choice)
+    except ChoiceError as exc:
+        raise Refused(str(exc)) from None
+    options = ctx.get("options")
+    if options is not None and canonical not in options:
+        raise Refused(f"illegal: {canonical} is not allowed now; legal: {', '.join(options)}")
+    salt = new_salt()
+    return {"game": ctx["game"], "player": ctx["player"], "round": ctx["round"], "step": ctx["step"],
+            "choice": canonical, "salt": salt,
+            "commitment": make_commitment(ctx["game"], ctx["round"], ctx["step"], ctx["player"], canonical, salt)}
+
+
+def signed_blocks(sealed: dict, secret_key: str | None) -> dict:
+    """Armoured submission blocks for a sealed choice: one to send now, one to keep."""
+    from .armour import armour
+    from .signing import sign
+    out = {}
+    for kind in ("commit", "reveal"):
+        data = {"player": sealed["player"], "round": sealed["round"], "step": sealed["step"],
+                "nonce": _secrets.token_hex(8), "commitment": sealed["commitment"],
+                "choice": sealed["choice"], "salt": sealed["salt"]}
+        body = signed_body(sealed["game"], kind, data)
+        payload = {"body": body}
+        if secret_key:
+            payload["sig"] = sign(secret_key, body)
+        out[kind] = armour(payload)
+    return out
+
+
+def decision_block(session: Session, player: str, choice: str, secret_key: str | None) -> str:
+    from .armour import armour
+    from .signing import sign
+    data = {"player": player, "round": session.state.round, "step": session.state.step,
+            "nonce": _secrets.token_hex(8), "choice": choice}
+    body = signed_body(session.game_id, "decide", data)
+    payload = {"body": body}
+    if secret_key:
+        payload["sig"] = sign(secret_key, body)
+    return armour(payload)
+
+
+# ---------------------------------------------------------------------- submissions
+
+def submit(store, game_id: str, text: str, at=None) -> list[dict]:
+    """Apply every armoured block in ``text`` (all or nothing, in one transaction)."""
+    from .armour import ArmourError, extract_blocks
+    try:
+        blocks = extract_blocks(text)
+    except ArmourError as exc:
+        raise Refused(str(exc)) from None
+    if not blocks:
+        raise Refused("no submission block found: paste the whole block from -----BEGIN PBEM SUBMISSION----- to -----END PBEM SUBMISSION-----")
+    done = []
+
+    def build(session):
+        for number, payload in enumerate(blocks, start=1):
+            body = payload.get("body")
+            if not isinstance(body, dict) or body.get("kind") not in ("commit", "reveal", "decide"):
+                raise Refused(f"submission block {number} holds no commit, reveal or decide")
+            if body.get("game") != game_id:
+                raise Refused(f"submission block {number} is for game {body.get('game')!r}, not {game_id!r}")
+            wanted = {"commit": ("commitment",), "reveal": ("choice", "salt"), "decide": ("choice",)}[body["kind"]]
+            missing = [k for k in ("player", "round", "step", "nonce", *wanted) if k not in body]
+            if missing:
+                raise Refused(f"submission block {number} lacks {', '.join(missing)}")
+            data = {k: body[k] for k in ("player", "round", "step", *wanted)}
+            if body["kind"] != "decide":
+                data["by"] = "player"
+            if "sig" in payload:
+                data.update(signature=payload["sig"], nonce=body["nonce"])
+            done.append({"kind": body["kind"], "player": body["player"]})
+            yield body["kind"], data
+    _write(store, game_id, build, at)
+    return done

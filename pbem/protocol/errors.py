@@ -1,0 +1,26 @@
+"""Typed errors of the adjudication layer; the command line turns them into exit codes."""
+
+
+class ProtocolError(Exception):
+    """Base class: ``str(error)`` is one line saying what was wrong and what would be right."""
+
+
+class Refused(ProtocolError):
+    """A submission or command was refused; nothing was written."""
+
+
+class UnknownGame(Refused):
+    pass
+
+
+class UnknownPlayer(Refused):
+    pass
+
+
+class AuditFailure(ProtocolError):
+    """The log does not check out; ``seq`` is the first bad event (0 when not tied to one)."""
+
+    def __init__(self, seq: int, reason: str):
+        super().__init__(f"event {seq}: {reason}" if seq else reason)
+        self.seq = seq
+        self.reason = reason

@@ -1,0 +1,82 @@
+"""What ``status`` and ``private`` report: plain dicts (the ``--json`` contracts).
+
+Public reports go through the game's ``view(state, None)``; a player's through
+``view(state, player)``. Nothing else of the state leaves this module.
+"""
+
+from __future__ import annotations
+
+from .commands import context_token
+from .session import Session
+
+
+def waiting(session: Session) -> list[dict]:
+    """Who owes what now: sealed commitments or reveals, and open decisions."""
+    out = []
+    step = session.sealed
+    if step is not None:
+        if not step.all_committed:
+            out += [{"player": p, "kind": "commit", "sealed": True} for p in step.owes_commit()]
+        else:
+            out += [{"player": p, "kind": "reveal", "sealed": True} for p in step.owes_reveal()]
+    for request in session.pending():
+        if not request.sealed:
+            out.append({"player": request.player, "kind": request.kind, "sealed": False})
+    return out
+
+
+def status(session: Session, head: tuple[int, str]) -> dict:
+    report = {
+        "game": session.game_id,
+        "type": session.meta.get("game_type"),
+        "players": list(session.players),
+        "started": session.started,
+        "round": None, "step": None, "phase": "waiting for client seeds" if not session.started else None,
+        "chain_head": {"seq": head[0], "hash": head[1]},
+        "finished": session.finished,
+        "waiting": [],
+        "seed_hash": session.meta.get("seed_hash"),
+        "seed_revealed": session.seed_revealed,
+        "require_signatures": bool(session.meta.get("require_signatures")),
+        "client_seeds": sorted(session.client_seeds),
+    }
+    if session.state is not None:
+        view = session.rules.view(session.state, None)
+        report.update(round=view["round"], step=view["step"], phase=view["phase"],
+                      start_player=view.get("start_player"), waiting=waiting(session))
+        if session.sealed is not None:
+            report["sealed_step"] = {
+                "round": session.sealed.round, "step": session.sealed.step,
+                "committed": sorted(session.sealed.commits) + sorted(session.sealed.defaulted),
+                "revealed": sorted(session.sealed.revealed),
+                "moderator_sealed": sorted(p for p, c in session.sealed.commits.items() if c["by"] == "moderator"),
+                "defaulted": sorted(session.sealed.defaulted),
+            }
+        result = session.rules.result(session.state)
+        if result is not None:
+            report["scores"] = {p: s["total"] for p, s in result["scores"].items()}
+            report["breakdown"] = result["scores"]
+            report["winners"] = result["winners"]
+    return report
+
+
+def private(session: Session, player: str) -> dict:
+    session.player(player)
+    report = {"game": session.game_id, "player": player, "requests": [], "context": None}
+    if session.state is None:
+        return report
+    step = session.sealed
+    for r in session.requests_of(player):
+        entry = {"kind": r.kind, "sealed": r.sealed, "default": r.default, "syntax": r.syntax,
+                 "round": r.round, "step": r.step}
+        if r.options is not None:
+            entry["options"] = list(r.options)
+        if r.sealed and step is not None:
+            entry["committed"] = player in step.commits
+            entry["revealed"] = player in step.revealed
+            entry["owe"] = "reveal" if step.all_committed else "commit"
+        report["requests"].append(entry)
+    if any(r["sealed"] for r in report["requests"]):
+        report["context"] = context_token(session, player)
+    report["view"] = session.rules.view(session.state, player)
+    return report

@@ -1,0 +1,445 @@
+"""A game's protocol state, rebuilt by replaying its events; the rules of every event.
+
+The same ``Session.apply_event`` validates an event when a command is about to write it
+and when ``audit`` replays the log, so a log that replays cleanly was built by the rules.
+An event that a game cannot accept raises ``Refused`` live, ``AuditFailure`` on replay.
+
+Event kinds (``data`` fields in docs/protocol.md):
+    created      game type, players, options, seed hash, signature and deadline settings
+    key          a player's public key (before the start)
+    client_seed  a player's client seed (before the start)
+    started      the combined client entropy; the game is set up
+    commit       a sealed choice's commitment (by the player, or by the moderator on receipt)
+    nmr          a player is defaulted in the commit phase of a sealed step
+    reveal       a choice and salt matching the player's commitment
+    default      the documented default applied for a late player (or an illegal reveal)
+    decide       an open decision
+    seed_revealed  the server seed, published
+"""
+
+from __future__ import annotations
+
+import hashlib
+from dataclasses import dataclass, field
+
+from .. import games
+from ..games.base import ChoiceError
+from .commit import commitment_matches, parse_commitment, parse_salt
+from .errors import AuditFailure, Refused, UnknownPlayer
+from .rng import RandomSource, combine_client_seeds
+
+SIGNED_KINDS = ("commit", "reveal", "decide")
+
+
+@dataclass
+class SealedStep:
+    """The sealed step being collected: who it waits for and what has come in."""
+
+    round: int
+    step: int
+    waiting: tuple[str, ...]
+    commits: dict = field(default_factory=dict)  # player -> {"commitment", "by"}
+    defaulted: set = field(default_factory=set)  # players marked NMR in the commit phase
+    revealed: set = field(default_factory=set)
+
+    @property
+    def all_committed(self) -> bool:
+        return all(p in self.commits or p in self.defaulted for p in self.waiting)
+
+    def owes_commit(self) -> list[str]:
+        return [p for p in self.waiting if p not in self.commits and p not in self.defaulted]
+
+    def owes_reveal(self) -> list[str]:
+        return [p for p in self.waiting if p not in self.revealed]
+
+
+def signed_body(game_id: str, kind: str, data: dict) -> dict:
+    """The object a player signs for a commit, reveal or decide (see docs/protocol.md)."""
+    fields = {"commit": ("commitment",), "reveal": ("choice", "salt"), "decide": ("choice",)}[kind]
+    body = {"v": 1, "game": game_id, "kind": kind, "player": data["player"],
+            "round": data["round"], "step": data["step"], "nonce": data["nonce"]}
+    for name in fields:
+        body[name] = data[name]
+    return body
+
+
+class Session:
+    """Protocol state of one game. Build it with ``Session.replay``."""
+
+    def __init__(self, game_id: str, seed: bytes | None = None):
+        self.game_id = game_id
+        self.seed = seed
+        self.meta: dict = {}
+        self.rules = None  # the game's rules module
+        self.players: tuple[str, ...] = ()
+        self.keys: dict[str, str] = {}
+        self.client_seeds: dict[str, str] = {}
+        self.started = False
+        self.rng: RandomSource | None = None
+        self.state = None
+        self.sealed: SealedStep | None = None
+        self.nonces: set[str] = set()
+        self.opened_at: dict[tuple[str, str], str] = {}
+        self.seq = 0
+        self.last_at = ""
+        self.seed_revealed = False
+        self.history: list[tuple[int, str, list]] | None = None  # (seq, kind, effects)
+        self.public_commits: dict[tuple, str] = {}  # (round, step, player) -> commitment
+
+    # ------------------------------------------------------------------ building
+
+    @classmethod
+    def replay(cls, game_id: str, events, seed: bytes | None = None, collect: bool = False,
+               audit: bool = False) -> "Session":
+        """Replay events (Event objects or export dicts). With ``audit`` every failure is an
+        AuditFailure naming the event; ``collect`` keeps each event's effects."""
+        session = cls(game_id, seed)
+        if collect:
+            session.history = []
+        for ev in events:
+            get = ev.get if isinstance(ev, dict) else lambda k, e=ev: getattr(e, k)
+            try:
+                session.apply_event(get("kind"), get("data"), get("at"), get("seq"))
+            except Refused as exc:
+                if audit:
+                    raise AuditFailure(get("seq"), str(exc)) from None
+                raise
+        return session
+
+    # ------------------------------------------------------------------ snapshots
+
+    def to_json(self) -> dict:
+        """Everything replay builds (but the optional history), for a snapshot."""
+        step = self.sealed
+        return {
+            "v": 1, "game_id": self.game_id, "meta": self.meta, "keys": self.keys,
+            "client_seeds": self.client_seeds, "started": self.started,
+            "state": self.rules.to_json(self.state) if self.state is not None else None,
+            "sealed": None if step is None else {
+                "round": step.round, "step": step.step, "waiting": list(step.waiting),
+                "commits": step.commits, "defaulted": sorted(step.defaulted),
+                "revealed": sorted(step.revealed)},
+            "nonces": sorted(self.nonces),
+            "opened_at": [[p, k, at] for (p, k), at in sorted(self.opened_at.items())],
+            "seq": self.seq, "last_at": self.last_at, "seed_revealed": self.seed_revealed,
+            "public_commits": [[r, s, p, c] for (r, s, p), c in sorted(self.public_commits.items(), key=str)],
+        }
+
+    @classmethod
+    def from_json(cls, data: dict, seed: bytes | None) -> "Session":
+        session = cls(data["game_id"], seed)
+        session.meta = data["meta"]
+        session.rules = games.get(session.meta["game_type"])
+        session.players = tuple(session.meta["players"])
+        session.keys, session.client_seeds = dict(data["keys"]), dict(data["client_seeds"])
+        session.started = data["started"]
+        if data["state"] is not None:
+            session.state = session.rules.from_json(data["state"])
+            session.rng = RandomSource(seed, session.game_id, combine_client_seeds(session.client_seeds))
+        if data["sealed"] is not None:
+            st = data["sealed"]
+            session.sealed = SealedStep(st["round"], st["step"], tuple(st["waiting"]), dict(st["commits"]),
+                                        set(st["defaulted"]), set(st["revealed"]))
+        session.nonces = set(data["nonces"])
+        session.opened_at = {(p, k): at for p, k, at in data["opened_at"]}
+        session.seq, session.last_at = data["seq"], data["last_at"]
+        session.seed_revealed = data["seed_revealed"]
+        session.public_commits = {(r, s, p): c for r, s, p, c in data["public_commits"]}
+        return session
+
+    @property
+    def can_play(self) -> bool:
+        """True when the game state is known (the seed is at hand and play has started)."""
+        return self.state is not None
+
+    @property
+    def finished(self) -> bool:
+        return self.state is not None and self.rules.result(self.state) is not None
+
+    def player(self, name: str) -> str:
+        if name not in self.players:
+            raise UnknownPlayer(f"no player {name!r} in game {self.game_id}; players: {', '.join(self.players)}")
+        return name
+
+    def pending(self):
+        return self.rules.pending(self.state) if self.state is not None else []
+
+    def requests_of(self, player: str):
+        return [r for r in self.pending() if r.player == player]
+
+    # ------------------------------------------------------------------ events
+
+    def apply_event(self, kind: str, data: dict, at: str, seq: int | None = None) -> None:
+        handler = getattr(self, f"_on_{kind}", None)
+        if handler is None:
+            raise Refused(f"unknown event kind {kind!r}")
+        if kind != "created" and not self.meta:
+            raise Refused("the log must begin with a 'created' event")
+        effects_before = id(self.state)
+        handler(data, at)
+        self.seq = seq if seq is not None else self.seq + 1
+        self.last_at = at
+        if self.state is not None:
+            self._track_open(at)
+        if self.history is not None:
+            effects = self.state.effects if self.state is not None and id(self.state) != effects_before else []
+            self.history.append((self.seq, kind, list(effects)))
+
+    def _on_created(self, data: dict, at: str) -> None:
+        if self.meta:
+            raise Refused("the game was already created")
+        self.rules = games.get(data["game_type"])
+        try:
+            self.players = self.rules.check_players(data["players"])
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+        self.meta = dict(data)
+        self.keys = dict(data.get("keys", {}))
+        if self.seed is not None and hashlib.sha256(self.seed).hexdigest() != data["seed_hash"]:
+            raise Refused("the server seed at hand does not match the published seed hash")
+
+    def _before_start(self, what: str) -> None:
+        if self.started:
+            raise Refused(f"{what} only before play starts (game {self.game_id} has started)")
+
+    def _on_key(self, data: dict, at: str) -> None:
+        self._before_start("keys can be registered")
+        from .signing import parse_public_key
+        parse_public_key(data["public_key"])
+        self.keys[self.player(data["player"])] = data["public_key"]
+
+    def _on_client_seed(self, data: dict, at: str) -> None:
+        self._before_start("client seeds can be added")
+        text = data["seed"]
+        if not isinstance(text, str) or not text or len(text) > 200:
+            raise Refused("a client seed is any text of 1 to 200 characters")
+        self.client_seeds[self.player(data["player"])] = text
+
+    def _on_started(self, data: dict, at: str) -> None:
+        self._before_start("play can start")
+        entropy = combine_client_seeds(self.client_seeds)
+        if data["client_entropy"] != entropy:
+            raise Refused(f"client entropy {data['client_entropy']} is not the hash of the client seeds ({entropy})")
+        self.started = True
+        if self.seed is not None:
+            self.rng = RandomSource(self.seed, self.game_id, entropy)
+            self.state = self.rules.setup(self.players, self.meta.get("options", {}), self.rng)
+            self._open_sealed()
+
+    def _on_seed_revealed(self, data: dict, at: str) -> None:
+        if hashlib.sha256(bytes.fromhex(data["seed"])).hexdigest() != self.meta["seed_hash"]:
+            raise Refused("the revealed seed does not match the seed hash published at creation")
+        self.seed_revealed = True
+
+    # --- sealed steps
+
+    def _open_sealed(self) -> None:
+        sealed = [r for r in self.pending() if r.sealed]
+        if not sealed:
+            self.sealed = None
+            return
+        key = (sealed[0].round, sealed[0].step)
+        if self.sealed is None or (self.sealed.round, self.sealed.step) != key:
+            self.sealed = SealedStep(key[0], key[1], tuple(r.player for r in sealed))
+
+    def _check_signature(self, kind: str, data: dict) -> None:
+        signature = data.get("signature")
+        if signature is None:
+            if self.meta.get("require_signatures") and data.get("by", "player") == "player":
+                raise Refused(f"this game requires signed submissions: send {kind} as a signed block (pbem seal --key ...)")
+            return
+        from .signing import verify
+        player = data["player"]
+        if player not in self.keys:
+            raise Refused(f"no public key is registered for {player}; the moderator registers it with pbem key")
+        nonce = data.get("nonce")
+        if not isinstance(nonce, str) or not nonce:
+            raise Refused("a signed submission needs a nonce")
+        if nonce in self.nonces:
+            raise Refused(f"this signed {kind} was already used (replayed submission); sign a fresh one")
+        if not verify(self.keys[player], signed_body(self.game_id, kind, data), signature):
+            raise Refused(f"the signature on {player}'s {kind} is not valid for their registered key")
+        self.nonces.add(nonce)
+
+    def _need_state(self) -> None:
+        if not self.started:
+            raise Refused(f"game {self.game_id} has not started yet (pbem start)")
+        if self.state is not None and self.finished:
+            raise Refused(f"game {self.game_id} is over")
+
+    def _sealed_for(self, data: dict, what: str) -> SealedStep:
+        step = self.sealed
+        if step is None:
+            raise Refused(f"no sealed step is open now, so no {what} is expected")
+        player = self.player(data["player"])
+        if (data["round"], data["step"]) != (step.round, step.step):
+            raise Refused(f"this {what} is for round {data['round']} step {data['step']}, "
+                          f"but the open sealed step is round {step.round} step {step.step}")
+        if player not in step.waiting:
+            raise Refused(f"{player} takes no part in sealed step {step.round}.{step.step} "
+                          f"(waiting for: {', '.join(step.waiting)})")
+        return step
+
+    def _public(self, kind: str, data: dict) -> None:
+        """Without the seed (an outsider before reveal-seed) the game state is unknown:
+        check what can be checked: players, commitment forms, reveals against commitments,
+        signatures."""
+        player = self.player(data["player"])
+        key = (data.get("round"), data.get("step"), player)
+        try:
+            if kind == "commit":
+                self.public_commits[key] = parse_commitment(data["commitment"])
+            elif kind == "reveal":
+                committed = self.public_commits.get(key)
+                if committed is None or not commitment_matches(
+                        committed, self.game_id, key[0], key[1], player, data["choice"],
+                        parse_salt(data["salt"])):
+                    raise Refused(f"the reveal does not match {player}'s commitment for step {key[0]}.{key[1]}")
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+        if kind in SIGNED_KINDS and (kind != "reveal" or data.get("by", "player") == "player"):
+            self._check_signature(kind, data)
+
+    def _on_commit(self, data: dict, at: str) -> None:
+        self._need_state()
+        if self.state is None:
+            return self._public("commit", data)
+        step = self._sealed_for(data, "commitment")
+        player = data["player"]
+        if step.all_committed:
+            raise Refused(f"all commitments of step {step.round}.{step.step} are in; "
+                          f"commitments can no longer be made or replaced, send the reveal")
+        if player in step.defaulted:
+            raise Refused(f"{player} was already defaulted (NMR) in this step")
+        try:
+            commitment = parse_commitment(data["commitment"])
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+        if commitment in {c["commitment"] for p, c in step.commits.items() if p != player}:
+            raise Refused("this commitment was already made by another player; seal your own choice")
+        self._check_signature("commit", data)
+        step.commits[player] = {"commitment": commitment, "by": data.get("by", "player")}
+
+    def _on_nmr(self, data: dict, at: str) -> None:
+        self._need_state()
+        if self.state is None:
+            return self._public("nmr", data)
+        step = self._sealed_for(data, "default")
+        player = data["player"]
+        if player in step.commits or player in step.defaulted or step.all_committed:
+            raise Refused(f"{player} owes no commitment in step {step.round}.{step.step}")
+        self._check_deadline(player, "select", at, data)
+        step.defaulted.add(player)
+
+    def _on_reveal(self, data: dict, at: str) -> None:
+        self._need_state()
+        if self.state is None:
+            return self._public("reveal", data)
+        step = self._sealed_for(data, "reveal")
+        player = data["player"]
+        if not step.all_committed:
+            raise Refused(f"reveals open once every commitment is in; still waiting for: "
+                          f"{', '.join(step.owes_commit())}")
+        if player in step.revealed or player not in step.commits:
+            raise Refused(f"{player} owes no reveal in step {step.round}.{step.step}")
+        try:
+            salt = parse_salt(data["salt"])
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+        choice = data["choice"]
+        if not isinstance(choice, str) or not commitment_matches(
+                step.commits[player]["commitment"], self.game_id, step.round, step.step,
+                player, choice, salt):
+            raise Refused(f"this reveal does not match {player}'s commitment for step "
+                          f"{step.round}.{step.step} (wrong choice or salt, or made for another step)")
+        if step.commits[player]["by"] == "player":
+            self._check_signature("reveal", data)
+        applied, illegal = self._legal_or_default(player, choice)
+        self._expect(data, "applied", applied)
+        self._expect(data, "illegal", illegal)
+        step.revealed.add(player)
+        self._play(player, applied)
+
+    def _on_default(self, data: dict, at: str) -> None:
+        """The documented default for a player who owes a choice and is late."""
+        self._need_state()
+        if self.state is None:
+            return self._public("default", data)
+        player = self.player(data["player"])
+        step = self.sealed
+        if step is not None and player in step.waiting and player not in step.revealed:
+            if not step.all_committed:
+                raise Refused(f"reveals open once every commitment is in; still waiting for: {', '.join(step.owes_commit())}")
+            if player not in step.defaulted:
+                self._check_deadline(player, "reveal", at, data)
+            step.revealed.add(player)
+            kind = "select"
+        else:
+            kind = data["kind"]
+            if not any(r.kind == kind for r in self.requests_of(player)):
+                raise Refused(f"{player} owes no {kind} choice now")
+            self._check_deadline(player, kind, at, data)
+        applied = self.rules.default(self.state, player, kind)
+        self._expect(data, "choice", applied)
+        self._play(player, applied)
+
+    def _on_decide(self, data: dict, at: str) -> None:
+        self._need_state()
+        if self.state is None:
+            return self._public("decide", data)
+        player = self.player(data["player"])
+        for request in self.requests_of(player):
+            if request.sealed:
+                raise Refused(f"{player} owes a sealed choice: commit to it and reveal it, not decide")
+        try:
+            canonical = self.rules.check(self.state, player, data["choice"])
+        except ChoiceError as exc:
+            raise Refused(str(exc)) from None
+        if (data.get("round"), data.get("step")) != (self.state.round, self.state.step):
+            raise Refused(f"this decision is for round {data.get('round')} step {data.get('step')}, "
+                          f"the game is at round {self.state.round} step {self.state.step}")
+        self._check_signature("decide", data)
+        self._expect(data, "applied", canonical)
+        self._play(player, canonical)
+
+    # --- helpers
+
+    def _legal_or_default(self, player: str, choice: str) -> tuple[str, str | None]:
+        try:
+            return self.rules.check(self.state, player, choice), None
+        except ChoiceError as exc:
+            return self.rules.default(self.state, player, "select"), str(exc)
+
+    @staticmethod
+    def _expect(data: dict, key: str, value) -> None:
+        if key in data and data[key] != value:
+            raise Refused(f"recorded {key} {data[key]!r} differs from the rules' {value!r}")
+        data.setdefault(key, value)
+
+    def _check_deadline(self, player: str, kind: str, at: str, data: dict) -> None:
+        deadline = self.meta.get("deadline_seconds")
+        if data.get("forced") or not deadline:
+            return
+        opened = self.opened_at.get((player, kind)) or self.opened_at.get((player, "select"))
+        if opened and _seconds_between(opened, at) < deadline:
+            raise Refused(f"{player}'s deadline has not passed (opened {opened}, "
+                          f"deadline {deadline // 3600}h); use --force to apply the default anyway")
+
+    def _play(self, player: str, choice: str) -> None:
+        try:
+            self.state = self.rules.apply(self.state, player, choice, self.rng)
+        except ChoiceError as exc:
+            raise Refused(str(exc)) from None
+        self._open_sealed()
+
+    def _track_open(self, at: str) -> None:
+        keys = {(r.player, r.kind if not r.sealed else "select") for r in self.pending()}
+        if self.sealed is not None and self.sealed.all_committed:
+            keys |= {(p, "reveal") for p in self.sealed.owes_reveal()}
+        self.opened_at = {k: self.opened_at.get(k, at) for k in keys}
+
+
+def _seconds_between(earlier: str, later: str) -> int:
+    from datetime import datetime
+    fmt = "%Y-%m-%dT%H:%M:%SZ"
+    return int((datetime.strptime(later, fmt) - datetime.strptime(earlier, fmt)).total_seconds())

@@ -1,0 +1,40 @@
+"""The one-line seal token a private message carries, so a player with only that message
+can check and seal their choice offline (``pbem seal --context TOKEN CHOICE``).
+
+    token = "pbem1." + base64url(canonical_json(payload)) without padding + "." + check
+    check = first 8 hex characters of sha256(canonical_json(payload))
+
+payload: {"game", "type", "player", "round", "step", "kind", "options", "signatures"}.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+
+from .canonical import canonical_json, sha256_hex
+from .errors import Refused
+
+PREFIX = "pbem1."
+
+
+def make_token(payload: dict) -> str:
+    body = canonical_json(payload)
+    text = base64.urlsafe_b64encode(body).decode("ascii").rstrip("=")
+    return f"{PREFIX}{text}.{sha256_hex(body)[:8]}"
+
+
+def read_token(token: str) -> dict:
+    token = "".join(token.split()).lstrip(">")  # survive wrapping and quoting
+    if not token.startswith(PREFIX) or token.count(".") != 2:
+        raise Refused("not a seal token: copy the whole line starting with 'pbem1.' from your private message")
+    _, text, check = token.split(".")
+    try:
+        body = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
+        payload = json.loads(body)
+    except (binascii.Error, ValueError):
+        raise Refused("the seal token is damaged (not base64 JSON): copy the whole line again") from None
+    if sha256_hex(body)[:8] != check:
+        raise Refused("the seal token is damaged or truncated (check mismatch): copy the whole line again")
+    return payload

@@ -1,0 +1,19 @@
+"""Crash-fault injection, so tests can kill a writer at a named point of a transaction.
+
+A test starts a child process with ``PBEM_CRASH_AT=<point>``; when the child reaches that
+point it dies at once, without cleanup, as if the machine lost power under it. The points:
+``append:before-insert``, ``append:after-insert``, ``commit:before``, ``commit:after``.
+"""
+
+from __future__ import annotations
+
+import os
+
+CRASH_ENV = "PBEM_CRASH_AT"
+CRASH_EXIT_CODE = 137  # what a SIGKILLed process reports, so it reads like a real kill
+
+
+def maybe_crash(point: str) -> None:
+    if os.environ.get(CRASH_ENV) == point:
+        # os._exit skips finally blocks, atexit and sqlite's own close: that is the point.
+        os._exit(CRASH_EXIT_CODE)

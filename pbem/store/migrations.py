@@ -1,0 +1,112 @@
+"""Schema migrations: numbered, named functions applied in order, each in one transaction.
+
+A migration's name is recorded in ``_migrations`` in the same transaction as its changes,
+so a crash leaves it either fully applied and recorded or not applied at all. Never edit
+or renumber a migration that has shipped: add a new one at the end of ``MIGRATIONS``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from typing import Callable, Iterator
+
+from sqlite_utils import Database
+
+from .errors import StoreError
+from .event import utc_now
+
+MIGRATIONS_TABLE = "_migrations"
+
+
+def m001_events_and_secrets(db: Database) -> None:
+    text_columns = ("game", "kind", "at", "body", "prev_hash", "hash")
+    db["events"].create(
+        {
+            "game": str,
+            "seq": int,
+            "kind": str,
+            "at": str,
+            # The event object's canonical JSON: the exact text the hash is computed over,
+            # kept as text so an audit re-hashes what was written, not a re-encoding.
+            "body": str,
+            "prev_hash": str,
+            "hash": str,
+        },
+        pk=("game", "seq"),
+        not_null=set(text_columns) | {"seq"},
+    )
+    # Private values (server seed, salts kept for players): never part of an export.
+    db["secrets"].create(
+        {"game": str, "name": str, "value": str},
+        pk=("game", "name"),
+        not_null={"game", "name", "value"},
+    )
+    # A cache of replayed state; it can always be rebuilt from events, and audit does so.
+    db["snapshots"].create(
+        {"game": str, "seq": int, "state": str},
+        pk=("game", "seq"),
+        not_null={"game", "seq", "state"},
+    )
+
+
+def m002_indexes(db: Database) -> None:
+    # Replay and status look up a game's events of one kind (commitments of a step, say).
+    db["events"].create_index(["game", "kind"], index_name="events_game_kind")
+
+
+MIGRATIONS: list[Callable[[Database], None]] = [
+    m001_events_and_secrets,
+    m002_indexes,
+]
+
+
+def applied_migrations(db: Database) -> list[str]:
+    if not db[MIGRATIONS_TABLE].exists():
+        return []
+    return [row["name"] for row in db.query(f"select name from {MIGRATIONS_TABLE} order by rowid")]
+
+
+@contextlib.contextmanager
+def _immediate(db: Database) -> Iterator[None]:
+    db.execute("BEGIN IMMEDIATE")
+    try:
+        yield
+        db.execute("COMMIT")
+    except BaseException:
+        if db.conn.in_transaction:
+            db.execute("ROLLBACK")
+        raise
+
+
+def migrate(db: Database) -> list[str]:
+    """Apply pending migrations; return the names applied now.
+
+    The connection must be in autocommit mode. Each migration runs under ``BEGIN
+    IMMEDIATE`` and re-checks whether it is still pending once it holds the write lock, so
+    two processes opening a new database at the same moment do not both apply it.
+    """
+    # Even creating the bookkeeping table takes the write lock first: a bare CREATE racing
+    # another process's first open can fail at once with "database is locked".
+    with _immediate(db):
+        db[MIGRATIONS_TABLE].create(
+            {"name": str, "applied_at": str},
+            pk="name",
+            not_null={"name", "applied_at"},
+            if_not_exists=True,
+        )
+        known = [migration.__name__ for migration in MIGRATIONS]
+        unknown = [name for name in applied_migrations(db) if name not in known]
+    if unknown:
+        raise StoreError(
+            f"this database was migrated by a newer pbem (unknown migration {unknown[0]}); "
+            "upgrade pbem to open it"
+        )
+    applied_now = []
+    for migration in MIGRATIONS:
+        name = migration.__name__
+        with _immediate(db):
+            if name not in applied_migrations(db):
+                migration(db)
+                db[MIGRATIONS_TABLE].insert({"name": name, "applied_at": utc_now()})
+                applied_now.append(name)
+    return applied_now

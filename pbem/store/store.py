@@ -1,0 +1,285 @@
+"""The event log of every game, in one SQLite file, written through sqlite-utils.
+
+Writes happen inside ``Store.transaction()`` (``BEGIN IMMEDIATE`` … ``COMMIT``): a command
+that appends several events and stores a secret does it all or not at all, and two
+processes writing the same game take turns instead of both claiming the same ``seq``.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import sqlite3
+import time
+from pathlib import Path
+from typing import Iterator
+
+from sqlite_utils import Database
+
+from pbem.protocol.canonical import GENESIS_HASH, CanonicalError, canonical_text, event_hash
+
+from .chain import check_chain
+from .errors import StoreError
+from .event import AT_PATTERN, HASHED_FIELDS, Event, utc_now
+from .faults import maybe_crash
+from .migrations import migrate
+
+DEFAULT_BUSY_TIMEOUT_MS = 15000
+
+
+class Store:
+    """An open pbem database. ``Store(":memory:")`` gives a private in-memory one for tests.
+
+    Transactions do not nest: ``transaction()`` inside ``transaction()`` raises
+    ``StoreError`` (and so rolls back the outer one), because a silent join would make the
+    inner block's commit a lie. Open the transaction once, at the command's edge.
+    """
+
+    def __init__(self, path: str | Path, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS):
+        self.path = str(path)
+        if self.path != ":memory:":
+            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+        # Autocommit at the driver level: every transaction boundary is one we wrote, never
+        # one the sqlite3 module guessed.
+        conn = sqlite3.connect(self.path, isolation_level=None)
+        self.db = Database(conn)
+        self._in_transaction = False
+        try:
+            self.db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            _enable_wal(self.db, busy_timeout_ms)
+            self.db.execute("PRAGMA foreign_keys = ON")
+            migrate(self.db)
+        except BaseException:
+            conn.close()
+            raise
+
+    def close(self) -> None:
+        self.db.close()
+
+    def __enter__(self) -> Store:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+    # -- transactions -------------------------------------------------------------------
+
+    @contextlib.contextmanager
+    def transaction(self) -> Iterator[Store]:
+        """All writes of the block, or none: ``ROLLBACK`` on any exception, which is re-raised."""
+        if self._in_transaction:
+            raise StoreError("a transaction is already open; transactions do not nest")
+        try:
+            self.db.execute("BEGIN IMMEDIATE")
+        except sqlite3.OperationalError as exc:
+            raise StoreError(
+                f"the database is busy: another pbem command is writing to it ({exc})"
+            ) from exc
+        self._in_transaction = True
+        try:
+            yield self
+            maybe_crash("commit:before")
+            self.db.execute("COMMIT")
+        except BaseException:
+            if self.db.conn.in_transaction:
+                self.db.execute("ROLLBACK")
+            raise
+        finally:
+            self._in_transaction = False
+        maybe_crash("commit:after")
+
+    def _require_transaction(self, operation: str) -> None:
+        if not self._in_transaction:
+            raise StoreError(f"{operation} must run inside store.transaction()")
+
+    # -- events -------------------------------------------------------------------------
+
+    def append(self, game: str, kind: str, data: dict, at: str | None = None) -> Event:
+        """Add the next event of ``game``; ``at`` defaults to now, UTC, ``YYYY-MM-DDTHH:MM:SSZ``."""
+        self._require_transaction("append()")
+        if not isinstance(game, str) or not game:
+            raise StoreError(f"game must be a non-empty string, got {game!r}")
+        if not isinstance(kind, str) or not kind:
+            raise StoreError(f"event kind must be a non-empty string, got {kind!r}")
+        if not isinstance(data, dict):
+            raise StoreError(f"event data must be a dict, got {type(data).__name__}")
+        at = utc_now() if at is None else at
+        if not isinstance(at, str) or not AT_PATTERN.fullmatch(at):
+            raise StoreError(f"event time must look like 2024-05-01T12:00:00Z, got {at!r}")
+        last_seq, prev_hash = self.head(game)
+        event = {"game": game, "seq": last_seq + 1, "kind": kind, "at": at, "data": data}
+        try:
+            body = canonical_text(event)
+        except CanonicalError as exc:
+            raise StoreError(f"event data has no canonical JSON form: {exc}") from exc
+        # Store what the hash covers, re-read from its canonical text, so the returned Event
+        # cannot alias (and later be changed through) the caller's dict.
+        stored = Event(**json.loads(body), prev_hash=prev_hash, hash=event_hash(prev_hash, event))
+        maybe_crash("append:before-insert")
+        self.db["events"].insert(
+            {
+                "game": game,
+                "seq": stored.seq,
+                "kind": kind,
+                "at": at,
+                "body": body,
+                "prev_hash": prev_hash,
+                "hash": stored.hash,
+            }
+        )
+        maybe_crash("append:after-insert")
+        return stored
+
+    def _rows(self, game: str, after: int = 0) -> list[dict]:
+        return list(
+            self.db.query(
+                "select * from events where game = ? and seq > ? order by seq", [game, after]
+            )
+        )
+
+    def events(self, game: str, after: int = 0) -> list[Event]:
+        """The events of ``game`` with ``seq > after``, in order."""
+        result = []
+        for row in self._rows(game, after):
+            try:
+                data = json.loads(row["body"])["data"]
+            except (ValueError, KeyError, TypeError) as exc:
+                raise StoreError(
+                    f"event {row['seq']} of game {game!r} has an unreadable body; "
+                    "the log has been damaged (run an audit)"
+                ) from exc
+            result.append(
+                Event(
+                    game=row["game"],
+                    seq=row["seq"],
+                    kind=row["kind"],
+                    at=row["at"],
+                    data=data,
+                    prev_hash=row["prev_hash"],
+                    hash=row["hash"],
+                )
+            )
+        return result
+
+    def head(self, game: str) -> tuple[int, str]:
+        """``(seq, hash)`` of the last event, or ``(0, GENESIS_HASH)`` for a game with none."""
+        rows = list(
+            self.db.query(
+                "select seq, hash from events where game = ? order by seq desc limit 1", [game]
+            )
+        )
+        return (rows[0]["seq"], rows[0]["hash"]) if rows else (0, GENESIS_HASH)
+
+    def games(self) -> list[str]:
+        query = "select distinct game from events order by game"
+        return [row["game"] for row in self.db.query(query)]
+
+    def has_game(self, game: str) -> bool:
+        return self.count(game) > 0
+
+    def count(self, game: str) -> int:
+        return self.db.execute("select count(*) from events where game = ?", [game]).fetchone()[0]
+
+    def verify(self, game: str, expected_head: tuple[int, str] | None = None) -> None:
+        """Audit the stored chain of ``game``; raise ``ChainError`` at the first bad event.
+
+        Each row's hash is recomputed from its stored ``body`` text, and the body must be
+        canonical JSON of an event object that agrees with the row's own columns, so
+        editing either the body or the columns is found.
+        """
+        rows, problems = [], {}
+        for index, row in enumerate(self._rows(game)):
+            event, problem = _event_from_body(row)
+            rows.append({**event, "prev_hash": row["prev_hash"], "hash": row["hash"]})
+            if problem:
+                problems[index] = problem
+        check_chain(rows, expected_head, problems)
+
+    # -- secrets and snapshots ----------------------------------------------------------
+
+    def put_secret(self, game: str, name: str, value: str) -> None:
+        """Keep a private value (replacing any earlier one of that name); never exported."""
+        if not isinstance(value, str):
+            raise StoreError(f"secret {name!r} must be a string, got {type(value).__name__}")
+        self.db["secrets"].upsert({"game": game, "name": name, "value": value}, pk=("game", "name"))
+
+    def get_secret(self, game: str, name: str) -> str | None:
+        rows = list(
+            self.db.query("select value from secrets where game = ? and name = ?", [game, name])
+        )
+        return rows[0]["value"] if rows else None
+
+    def secret_names(self, game: str) -> list[str]:
+        query = "select name from secrets where game = ? order by name"
+        return [row["name"] for row in self.db.query(query, [game])]
+
+    def put_snapshot(self, game: str, seq: int, state_text: str) -> None:
+        """Cache the state of ``game`` after event ``seq`` (0: before any event)."""
+        last_seq, _ = self.head(game)
+        if not 0 <= seq <= last_seq:
+            raise StoreError(f"cannot snapshot {game!r} at event {seq}: the log has {last_seq}")
+        self.db["snapshots"].upsert(
+            {"game": game, "seq": seq, "state": state_text}, pk=("game", "seq")
+        )
+        # a snapshot is only a cache of the replay: keep the newest one per game
+        self.db.execute("delete from snapshots where game = ? and seq < ?", [game, seq])
+
+    def latest_snapshot(self, game: str) -> tuple[int, str] | None:
+        rows = list(
+            self.db.query(
+                "select seq, state from snapshots where game = ? order by seq desc limit 1",
+                [game],
+            )
+        )
+        return (rows[0]["seq"], rows[0]["state"]) if rows else None
+
+    def integrity_check(self) -> str:
+        """SQLite's own ``PRAGMA integrity_check``: ``"ok"`` when the file is sound."""
+        rows = self.db.execute("PRAGMA integrity_check").fetchall()
+        return "\n".join(row[0] for row in rows)
+
+
+def _enable_wal(db: Database, timeout_ms: int) -> None:
+    """WAL lets readers (status, export) run while a writer holds the lock.
+
+    Switching a new file to WAL needs an exclusive lock, and SQLite reports a clash with
+    another process opening the same new file as "database is locked" at once, without
+    waiting: so wait here, within the same busy timeout. The mode is stored in the file,
+    so only the first open of a database ever contends.
+    """
+    deadline = time.monotonic() + timeout_ms / 1000
+    while True:
+        try:
+            db.execute("PRAGMA journal_mode = WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise StoreError(f"cannot open the database: {exc}") from exc
+            time.sleep(0.01)
+
+
+def _event_from_body(row: dict) -> tuple[dict, str | None]:
+    """The event object stored in ``row["body"]``, and what is wrong with it if anything.
+
+    When the body cannot be trusted the row's columns stand in for it, so the chain check
+    can still report gaps and links in order before it reaches this row's defect.
+    """
+    from_columns = {name: row[name] for name in HASHED_FIELDS if name != "data"}
+    fallback = {**from_columns, "data": {}}
+    try:
+        event = json.loads(row["body"])
+    except ValueError:
+        return fallback, "stored body is not valid JSON"
+    if not isinstance(event, dict) or sorted(event) != sorted(HASHED_FIELDS):
+        fields = ", ".join(HASHED_FIELDS)
+        return fallback, f"stored body is not an event object with fields {fields}"
+    try:
+        canonical = canonical_text(event)
+    except CanonicalError as exc:
+        return fallback, f"stored body has no canonical JSON form ({exc})"
+    if canonical != row["body"]:
+        return fallback, "stored body is not in canonical JSON form"
+    for name, value in from_columns.items():
+        if event[name] != value:
+            return fallback, f"stored body says {name} {event[name]!r} but the row says {value!r}"
+    return event, None

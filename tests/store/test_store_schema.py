@@ -1,0 +1,80 @@
+"""Migrations: a blank database ends with the full schema, recorded once by name."""
+
+from __future__ import annotations
+
+import sqlite3
+
+import pytest
+
+from pbem.store import Store, StoreError
+from pbem.store.migrations import MIGRATIONS
+
+EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes"]
+
+
+def columns(db, table):
+    return [(column.name, column.type) for column in db[table].columns]
+
+
+def test_blank_database_migrates_to_full_schema(db_path):
+    with Store(db_path) as store:
+        db = store.db
+        assert set(db.table_names()) == {"_migrations", "events", "secrets", "snapshots"}
+        assert columns(db, "events") == [
+            ("game", "TEXT"),
+            ("seq", "INTEGER"),
+            ("kind", "TEXT"),
+            ("at", "TEXT"),
+            ("body", "TEXT"),
+            ("prev_hash", "TEXT"),
+            ("hash", "TEXT"),
+        ]
+        assert db["events"].pks == ["game", "seq"]
+        assert columns(db, "secrets") == [("game", "TEXT"), ("name", "TEXT"), ("value", "TEXT")]
+        assert db["secrets"].pks == ["game", "name"]
+        assert columns(db, "snapshots") == [("game", "TEXT"), ("seq", "INTEGER"), ("state", "TEXT")]
+        assert db["snapshots"].pks == ["game", "seq"]
+        assert columns(db, "_migrations") == [("name", "TEXT"), ("applied_at", "TEXT")]
+        assert [index.columns for index in db["events"].indexes if index.origin == "c"] == [
+            ["game", "kind"]
+        ]
+        rows = list(db.query("select name, applied_at from _migrations order by rowid"))
+        assert [row["name"] for row in rows] == EXPECTED_NAMES
+        assert all(len(row["applied_at"]) == 20 and row["applied_at"].endswith("Z") for row in rows)
+        assert db.execute("PRAGMA journal_mode").fetchone()[0] == "wal"
+        assert db.execute("PRAGMA foreign_keys").fetchone()[0] == 1
+        assert db.execute("PRAGMA busy_timeout").fetchone()[0] == 15000
+
+
+def test_migration_list_is_numbered_in_order():
+    names = [migration.__name__ for migration in MIGRATIONS]
+    assert names == EXPECTED_NAMES
+    assert [name[:4] for name in names] == [f"m{n:03d}" for n in range(1, len(names) + 1)]
+
+
+def test_reopening_does_not_rerun_migrations(db_path):
+    with Store(db_path) as store:
+        first = list(store.db.query("select name, applied_at from _migrations"))
+        with store.transaction():
+            store.append("g", "new", {})
+    # Backdate the records: a re-run would either fail on the primary key or add rows.
+    conn = sqlite3.connect(db_path)
+    conn.execute("update _migrations set applied_at = '2000-01-01T00:00:00Z'")
+    conn.commit()
+    conn.close()
+    with Store(db_path, busy_timeout_ms=2000) as store:
+        again = list(store.db.query("select name, applied_at from _migrations"))
+        assert [row["name"] for row in again] == [row["name"] for row in first]
+        assert {row["applied_at"] for row in again} == {"2000-01-01T00:00:00Z"}
+        assert store.count("g") == 1
+        assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] == 2000
+
+
+def test_database_from_a_newer_version_is_refused(db_path):
+    Store(db_path).close()
+    conn = sqlite3.connect(db_path)
+    conn.execute("insert into _migrations values ('m999_future', '2030-01-01T00:00:00Z')")
+    conn.commit()
+    conn.close()
+    with pytest.raises(StoreError, match="unknown migration m999_future"):
+        Store(db_path)
