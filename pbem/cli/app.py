@@ -32,3 +32,7 @@ for group in (game, play, audit, tools):
 
 def main() -> None:
     app()
+
+
+if __name__ == "__main__":  # python -m pbem.cli.app ...
+    main()

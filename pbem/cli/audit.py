@@ -20,22 +20,29 @@ def register(app: typer.Typer) -> None:
     app.command("reveal-seed")(reveal_seed)
 
 
-FormatOption = Annotated[str, typer.Option("--format", help="text, markdown, bbcode or html.")]
+def _check_format(value: str) -> str:
+    from ..render.escape import FORMATS
+    if value not in FORMATS:
+        raise typer.BadParameter(f"{value!r}: use one of {', '.join(FORMATS)}")
+    return value
+
+
+FormatOption = Annotated[str, typer.Option(
+    "--format", callback=_check_format,
+    help="text (email), markdown (Discord, Reddit), bbcode (BoardGameGeek, phpBB) or html; see docs/formats.md.")]
 
 
 @handled
 def show(game: GameArg,
          round_: Annotated[Optional[int], typer.Option("--round", help="The round to summarise (default: the latest).")] = None,
          fmt: FormatOption = "text", db: DbOption = None, as_json: JsonOption = False):
-    """The public summary of a round (or the final result), for email or a forum.
+    """The public summary of a round (after the last round: the final result too), for email or a forum.
 
     Example: pbem show g1 --round 3 --format bbcode
     """
-    from ..protocol import commands
-    from ..render import summary
+    from ..render import record, summary
     store = open_store(db)
-    session = commands.load(store, game, collect=True)
-    model, text = summary.render_public(session, store.head(game), round_, fmt)
+    model, text = summary.render_public(record.from_store(store, game), round_, fmt)
     emit(model, as_json, text)
 
 
@@ -80,7 +87,7 @@ def export(game: GameArg,
     if not events:
         from ..protocol.commands import load
         load(store, game)
-    text = "".join(line + "\n" for line in export_lines(events))
+    text = "".join(export_lines(events))  # each line already ends in a newline
     if output:
         output.write_text(text, encoding="utf-8")
         typer.echo(f"wrote {len(events)} events to {output}", err=True)
@@ -119,25 +126,26 @@ def audit(game: Annotated[Optional[str], typer.Argument(help="A game in the data
 @handled
 def replay(file: Annotated[Path, typer.Argument(help="An exported log (JSON Lines) with the seed revealed.", show_default=False)],
            fmt: FormatOption = "text", as_json: JsonOption = False):
-    """Replay an exported game and print its round summaries and result.
+    """Replay an exported game and print every round's summary and the final result.
 
-    Example: pbem replay examples/games/four-players.jsonl
+    Example: pbem replay examples/games/four-players.jsonl --format markdown
     """
-    from ..protocol import audit as auditing
-    from ..render import summary
-    session, head = auditing.replay_file(file.read_text(encoding="utf-8", errors="replace"))
-    models, text = summary.render_all(session, head, fmt)
+    from ..render import record, summary
+    game = record.from_export(file.read_text(encoding="utf-8", errors="replace"))
+    models, text = summary.render_all(game, fmt, audit_file=str(file))
     emit(models, as_json, text)
 
 
 @handled
-def reveal_seed(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
+def reveal_seed(game: GameArg,
+                force: Annotated[bool, typer.Option("--force", help="Publish it before the game is over, which ends play for good.")] = False,
+                db: DbOption = None, as_json: JsonOption = False):
     """Publish the server seed, so anyone can recompute every roll (automatic at game end).
 
-    Example: pbem reveal-seed g1
+    Example: pbem reveal-seed g1 --force      (abandon an unfinished game g1)
     """
     from ..protocol import commands
     store = open_store(db)
-    commands.reveal_seed(store, game)
+    commands.reveal_seed(store, game, force)
     seed = store.get_secret(game, commands.SEED)
     emit({"game": game, "seed": seed}, as_json, f"server seed of {game}: {seed}")

@@ -8,6 +8,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from .audit import FormatOption
 from .common import DbOption, GameArg, JsonOption, PlayerArg, emit, handled, open_store, parse_duration, safe
 
 
@@ -128,11 +129,22 @@ def status(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
 
     Example: pbem status g1 --json
     """
-    from ..protocol import commands, reports
     store = open_store(db)
-    session = commands.load(store, game)
-    report = reports.status(session, store.head(game))
+    report = _cached_status(store, game)
+    if report is None:
+        from ..protocol import commands, reports
+        report = reports.status(commands.load(store, game), store.head(game))
     emit(report, as_json, _status_text(report))
+
+
+def _cached_status(store, game: str):
+    """The report cached with the snapshot at the head (checked by audit): this path
+    needs neither the rules nor a replay, so status answers at once."""
+    import json
+    snapshot = store.latest_snapshot(game)
+    if snapshot is None or snapshot[0] != store.head(game)[0]:
+        return None
+    return json.loads(snapshot[1]).get("status")
 
 
 def _status_text(r: dict) -> str:
@@ -152,36 +164,19 @@ def _status_text(r: dict) -> str:
 
 
 @handled
-def private(game: GameArg, player: PlayerArg, db: DbOption = None, as_json: JsonOption = False):
+def private(game: GameArg, player: PlayerArg,
+            fmt: FormatOption = "text",
+            db: DbOption = None, as_json: JsonOption = False):
     """A player's private message: their roll, tiles, and what to send, in the exact syntax.
 
-    Example: pbem private g1 ani
+    Example: pbem private g1 ani      or      pbem private g1 ani --format markdown
     """
     from ..protocol import commands, reports
     store = open_store(db)
     session = commands.load(store, game)
-    report = reports.private(session, player)
-    emit(report, as_json, _private_text(report))
-
-
-def _private_text(r: dict) -> str:
-    lines = [f"game {r['game']}: private message for {safe(r['player'])}"]
-    view = r.get("view") or {}
-    board = (view.get("boards") or {}).get(r["player"], {})
-    if board.get("roll"):
-        lines.append("your roll: " + ", ".join(f"{d}={f}" for d, f in board["roll"].items()))
-    if board.get("tile_values") is not None:
-        lines.append(f"your treasure tiles: {board['tile_values'] or 'none'}")
-    if not r["requests"]:
-        lines.append("nothing is asked of you now")
-    for q in r["requests"]:
-        how = "sealed (commit, then reveal)" if q["sealed"] else "open (pbem decide)"
-        lines.append(f"you owe: {q['kind']}, {how}")
-        if q.get("options"):
-            lines.append("  send one of: " + " | ".join(q["options"]))
-        lines.append(f"  syntax: {q['syntax']}")
-        lines.append(f"  if late, the default applies: {q['default']}")
-    if r.get("context"):
-        lines.append("to seal on your own machine: pbem seal --context TOKEN CHOICE, with this TOKEN:")
-        lines.append(r["context"])
-    return "\n".join(lines)
+    if as_json:
+        emit(reports.private(session, player), True)
+        return
+    from ..render import summary
+    _model, text = summary.render_private(session, player, fmt)
+    emit(None, False, text)

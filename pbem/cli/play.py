@@ -99,13 +99,22 @@ def reveal(game: GameArg, player: PlayerArg, choice: ChoiceArg,
 
 
 @handled
-def decide(game: GameArg, player: PlayerArg, choice: ChoiceArg, db: DbOption = None, as_json: JsonOption = False):
+def decide(game: GameArg, player: PlayerArg, choice: ChoiceArg,
+           key_file: Annotated[Optional[Path], typer.Option("--key", help="Your secret key file (pbem keygen): print a signed block for 'pbem submit' instead of recording.")] = None,
+           db: DbOption = None, as_json: JsonOption = False):
     """Record an open (not sealed) decision, e.g. a skull turn, a target, an ordering.
 
     Example: pbem decide g1 ani board:alex:red
+    Example: pbem decide g1 ani board:alex:red --key ani.key    (signed game: a block to send)
     """
     from ..protocol import commands
     store = open_store(db)
+    if key_file is not None:
+        secret = key_file.read_text(encoding="utf-8").strip()
+        block = commands.signed_decision(commands.load(store, game), player, choice, secret)
+        emit({"game": game, "player": player, "choice": choice, "block": block}, as_json,
+             f"send this signed decision (pbem submit {game} FILE); nothing was recorded yet:\n{block}")
+        return
     session = commands.decide(store, game, player, choice)
     _report(store, session, game, as_json, f"decision of {safe(player)} recorded")
 

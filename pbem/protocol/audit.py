@@ -63,7 +63,21 @@ def audit_store(store, game: str, expected_head=None) -> dict:
                 "problem": str(exc) if str(exc).startswith("event") else f"event {exc.seq}: {exc}",
                 "bad_seq": exc.seq, "head": None}
     secret = store.get_secret(game, "server_seed")
-    return _audit(game, rows, bytes.fromhex(secret) if secret else None, expected_head)
+    seed = bytes.fromhex(secret) if secret else None
+    report = _audit(game, rows, seed, expected_head)
+    snapshot = store.latest_snapshot(game)
+    if report["ok"] and snapshot is not None and seed is not None:
+        # the snapshot is a cache of the replay: it must agree with a fresh one
+        import json
+        seq, text = snapshot
+        from .commands import snapshot_data
+        fresh = Session.replay(game, rows[:seq], seed)
+        expected = snapshot_data(fresh, (seq, rows[seq - 1]["hash"]))
+        if json.loads(text) != json.loads(json.dumps(expected)):
+            report.update(ok=False, bad_seq=seq,
+                          problem=f"event {seq}: the cached snapshot differs from a fresh replay of the log")
+        report["snapshot"] = seq
+    return report
 
 
 def audit_file(text: str, expected_head=None) -> dict:

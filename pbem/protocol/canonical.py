@@ -48,6 +48,7 @@ def _check(value: Any, path: str = "$") -> None:
         for key, item in value.items():
             if not isinstance(key, str):
                 raise CanonicalError(f"{path}: object keys must be strings, got {key!r}")
+            _check(key, f"{path} key")
             _check(item, f"{path}.{key}")
         return
     raise CanonicalError(f"{path}: {type(value).__name__} has no canonical JSON form")

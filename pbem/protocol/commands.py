@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import re
-import secrets as _secrets
 from datetime import datetime, timezone
 
 from .. import games
@@ -71,8 +70,19 @@ def _write(store, game_id: str, build, at: str | None = None) -> Session:
 
 
 def _snapshot(store, session: Session) -> None:
+    """Cache the replayed state at the head, with the public status report, so that
+    ``status`` can answer without loading the rules (``audit`` checks both)."""
     if session.seed is not None:
-        store.put_snapshot(session.game_id, session.seq, json.dumps(session.to_json(), separators=(",", ":")))
+        store.put_snapshot(session.game_id, session.seq, json.dumps(snapshot_data(session, store.head(session.game_id)),
+                                                                    separators=(",", ":")))
+
+
+def snapshot_data(session: Session, head: tuple[int, str]) -> dict:
+    from .reports import status
+    data = session.to_json()
+    data["status"] = status(session, head)
+    return data
+
 
 
 def _emit(store, session: Session, events, at: str | None) -> None:
@@ -118,7 +128,7 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
         rules.setup(players, options, RandomSource.for_testing("options check"))  # dry run
     except ValueError as exc:
         raise Refused(str(exc)) from None
-    seed = _secrets.token_bytes(32)
+    seed = __import__('secrets').token_bytes(32)
     import hashlib
     with store.transaction():
         if store.has_game(game_id):
@@ -237,10 +247,15 @@ def nmr(store, game_id: str, player: str, force: bool = False, at=None) -> Sessi
     return _write(store, game_id, build, at)
 
 
-def reveal_seed(store, game_id: str, at=None) -> Session:
+def reveal_seed(store, game_id: str, force: bool = False, at=None) -> Session:
+    """Publish the server seed (automatic at the end). Before the end it would let anyone
+    predict every later roll, so it then needs ``force`` and ends play for good."""
     def build(session):
         if session.seed_revealed:
             raise Refused(f"the seed of {game_id} is already revealed")
+        if not session.finished and not force:
+            raise Refused(f"game {game_id} is not over: publishing its seed now would let anyone predict "
+                          f"every later roll; use --force to end play and publish it")
         return [("seed_revealed", {"seed": store.get_secret(game_id, SEED)})]
     return _write(store, game_id, build, at)
 
@@ -299,7 +314,7 @@ def signed_blocks(sealed: dict, secret_key: str | None) -> dict:
     out = {}
     for kind in ("commit", "reveal"):
         data = {"player": sealed["player"], "round": sealed["round"], "step": sealed["step"],
-                "nonce": _secrets.token_hex(8), "commitment": sealed["commitment"],
+                "nonce": __import__('secrets').token_hex(8), "commitment": sealed["commitment"],
                 "choice": sealed["choice"], "salt": sealed["salt"]}
         body = signed_body(sealed["game"], kind, data)
         payload = {"body": body}
@@ -309,11 +324,25 @@ def signed_blocks(sealed: dict, secret_key: str | None) -> dict:
     return out
 
 
+def signed_decision(session: Session, player: str, choice: str, secret_key: str) -> str:
+    """A signed block for an open decision, checked first against what ``player`` owes now."""
+    session.player(player)
+    if session.state is None or session.finished:
+        raise Refused(f"game {session.game_id} is not in play, so no decision is expected")
+    if any(r.sealed for r in session.requests_of(player)):
+        raise Refused(f"{player} owes a sealed choice: pbem seal --key, not a decision")
+    try:
+        canonical = session.rules.check(session.state, player, choice)
+    except ChoiceError as exc:
+        raise Refused(str(exc)) from None
+    return decision_block(session, player, canonical, secret_key)
+
+
 def decision_block(session: Session, player: str, choice: str, secret_key: str | None) -> str:
     from .armour import armour
     from .signing import sign
     data = {"player": player, "round": session.state.round, "step": session.state.step,
-            "nonce": _secrets.token_hex(8), "choice": choice}
+            "nonce": __import__('secrets').token_hex(8), "choice": choice}
     body = signed_body(session.game_id, "decide", data)
     payload = {"body": body}
     if secret_key:

@@ -13,6 +13,8 @@ from .session import Session
 def waiting(session: Session) -> list[dict]:
     """Who owes what now: sealed commitments or reveals, and open decisions."""
     out = []
+    if session.seed_revealed:  # the game takes no more moves
+        return out
     step = session.sealed
     if step is not None:
         if not step.all_committed:
@@ -66,7 +68,7 @@ def private(session: Session, player: str) -> dict:
     if session.state is None:
         return report
     step = session.sealed
-    for r in session.requests_of(player):
+    for r in [] if session.seed_revealed else session.requests_of(player):
         entry = {"kind": r.kind, "sealed": r.sealed, "default": r.default, "syntax": r.syntax,
                  "round": r.round, "step": r.step}
         if r.options is not None:

@@ -194,7 +194,9 @@ class Session:
         except ValueError as exc:
             raise Refused(str(exc)) from None
         self.meta = dict(data)
-        self.keys = dict(data.get("keys", {}))
+        self.keys = {}
+        for player, public_key in dict(data.get("keys") or {}).items():
+            self._on_key({"player": player, "public_key": public_key}, at)
         if self.seed is not None and hashlib.sha256(self.seed).hexdigest() != data["seed_hash"]:
             raise Refused("the server seed at hand does not match the published seed hash")
 
@@ -205,8 +207,12 @@ class Session:
     def _on_key(self, data: dict, at: str) -> None:
         self._before_start("keys can be registered")
         from .signing import parse_public_key
-        parse_public_key(data["public_key"])
-        self.keys[self.player(data["player"])] = data["public_key"]
+        player = self.player(data["player"])
+        try:
+            parse_public_key(data["public_key"])
+        except ValueError as exc:
+            raise Refused(f"the key of {player}: {exc}") from None
+        self.keys[player] = data["public_key"]
 
     def _on_client_seed(self, data: dict, at: str) -> None:
         self._before_start("client seeds can be added")
@@ -217,6 +223,8 @@ class Session:
 
     def _on_started(self, data: dict, at: str) -> None:
         self._before_start("play can start")
+        if self.seed_revealed:
+            raise Refused(f"the server seed of game {self.game_id} is published, so play cannot start")
         entropy = combine_client_seeds(self.client_seeds)
         if data["client_entropy"] != entropy:
             raise Refused(f"client entropy {data['client_entropy']} is not the hash of the client seeds ({entropy})")
@@ -227,6 +235,8 @@ class Session:
             self._open_sealed()
 
     def _on_seed_revealed(self, data: dict, at: str) -> None:
+        if self.seed_revealed:
+            raise Refused(f"the seed of {self.game_id} is already revealed")
         if hashlib.sha256(bytes.fromhex(data["seed"])).hexdigest() != self.meta["seed_hash"]:
             raise Refused("the revealed seed does not match the seed hash published at creation")
         self.seed_revealed = True
@@ -262,6 +272,8 @@ class Session:
         self.nonces.add(nonce)
 
     def _need_state(self) -> None:
+        if self.seed_revealed:  # anyone could now predict every later roll and draw
+            raise Refused(f"the server seed of game {self.game_id} is published, so it takes no more moves")
         if not self.started:
             raise Refused(f"game {self.game_id} has not started yet (pbem start)")
         if self.state is not None and self.finished:

@@ -1,50 +1,80 @@
-"""Public summaries of a game, built from the effects of each event in a replay.
+"""Public summaries, private messages and final results, rendered for one of four formats.
 
-Plain text for now; templates per format come with the rendering work (issue 4).
+Entry points (each returns ``(model, text)``: the model is the ``--json`` form of what the
+text shows, and the only data the templates receive):
+
+    render_public(record, round, fmt)   one round (default: the latest); after the last
+                                        round of a finished game, the final result follows
+    render_all(record, fmt)             every round, then the result
+    render_private(session, player, fmt)  one player's private message
+    render_result(record, fmt)          the final result alone
+
+``record`` is a ``pbem.render.record.GameRecord`` (``record.from_store`` /
+``record.from_export``). Formats: text, markdown, bbcode, html (see docs/formats.md).
 """
 
 from __future__ import annotations
 
-FORMATS = ("text", "markdown", "bbcode", "html")
+import importlib
+
+from .environment import check_format, render
+from .escape import FORMATS
+
+__all__ = ["FORMATS", "render_public", "render_all", "render_private", "render_result"]
 
 
-def rounds(session) -> dict[int, list[dict]]:
-    """Public effects grouped by round (effects pass through the game's public filter)."""
-    out: dict[int, list[dict]] = {}
-    current = 1
-    for _seq, _kind, effects in session.history or []:
-        for effect in session.rules.public_effects(effects, None):
-            if effect["type"] == "round":
-                current = effect["round"]
-            out.setdefault(current, []).append(effect)
-    return out
+def _models(game_type: str):
+    return importlib.import_module(f"{__package__}.{game_type}")
 
 
-def render_public(session, head, round_: int | None, fmt: str):
-    if fmt not in FORMATS:
-        from ..protocol.errors import Refused
-        raise Refused(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
-    by_round = rounds(session)
-    if round_ is None:
-        round_ = max(by_round) if by_round else 1
-    model = {"game": session.game_id, "round": round_, "effects": by_round.get(round_, []),
-             "chain_head": {"seq": head[0], "hash": head[1]}}
-    lines = [f"{session.game_id}: round {round_}"]
-    lines += [_line(e) for e in model["effects"]]
-    lines.append(f"chain head: event {head[0]} {head[1]}")
-    return model, "\n".join(lines)
+def _waiting(record, number: int) -> list[dict]:
+    """Who owes what now, when ``number`` is the round being played."""
+    from ..protocol.reports import waiting
+    last = record.rounds[-1] if record.rounds else None
+    if last is None or last.number != number or last.complete or record.finished:
+        return []
+    return waiting(record.session)
 
 
-def render_all(session, head, fmt: str):
-    by_round = rounds(session)
-    texts, models = [], []
-    for r in sorted(by_round):
-        model, text = render_public(session, head, r, fmt)
-        models.append(model)
-        texts.append(text)
-    return models, "\n\n".join(texts)
+def _document(record, fmt: str, rounds: list[dict], result: dict | None, audit: dict | None):
+    game_type = record.meta["game_type"]
+    model = {"game": record.game_id, "game_type": game_type, "players": record.players,
+             "seed_hash": record.meta.get("seed_hash"), "started": bool(record.rounds),
+             "rounds": rounds, "result": result, "audit": audit,
+             "chain_head": {"seq": record.head[0], "hash": record.head[1]}}
+    return model, render(game_type, "summary", check_format(fmt), doc=model)
 
 
-def _line(effect: dict) -> str:
-    from ..cli.common import safe
-    return "  " + " ".join(f"{k}={safe(v)}" for k, v in effect.items())
+def render_public(record, round_: int | None, fmt: str, audit_file: str | None = None,
+                  audit: dict | None = None):
+    check_format(fmt)
+    models = _models(record.meta["game_type"])
+    rounds, result = [], None
+    if record.rounds:
+        number = record.round(round_).number
+        rounds = [models.round_model(record, number, _waiting(record, number))]
+        if record.finished and number == record.rounds[-1].number:
+            result = models.result_model(record, audit_file)
+    return _document(record, fmt, rounds, result, audit)
+
+
+def render_all(record, fmt: str, audit_file: str | None = None, audit: dict | None = None):
+    check_format(fmt)
+    models = _models(record.meta["game_type"])
+    rounds = [models.round_model(record, r.number, _waiting(record, r.number)) for r in record.rounds]
+    return _document(record, fmt, rounds, models.result_model(record, audit_file), audit)
+
+
+def render_result(record, fmt: str, audit_file: str | None = None, audit: dict | None = None):
+    check_format(fmt)
+    result = _models(record.meta["game_type"]).result_model(record, audit_file)
+    return _document(record, fmt, [], result, audit)
+
+
+def render_private(session, player: str, fmt: str):
+    """A player's private message, from ``reports.private`` (the player's own view)."""
+    from ..protocol.reports import private
+    check_format(fmt)
+    game_type = session.meta["game_type"]
+    model = _models(game_type).private_model(private(session, player))
+    return model, render(game_type, "private", fmt, msg=model)

@@ -8,9 +8,11 @@ or renumber a migration that has shipped: add a new one at the end of ``MIGRATIO
 from __future__ import annotations
 
 import contextlib
-from typing import Callable, Iterator
+import sqlite3
+from typing import TYPE_CHECKING, Callable, Iterator
 
-from sqlite_utils import Database
+if TYPE_CHECKING:  # sqlite-utils is imported only when a migration has to run
+    from sqlite_utils import Database
 
 from .errors import StoreError
 from .event import utc_now
@@ -58,6 +60,15 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
 ]
+
+
+def is_current(conn: sqlite3.Connection) -> bool:
+    """True when every known migration is recorded (checked without sqlite-utils)."""
+    try:
+        names = [row[0] for row in conn.execute(f"select name from {MIGRATIONS_TABLE} order by rowid")]
+    except sqlite3.OperationalError:  # no bookkeeping table yet: a new database
+        return False
+    return names == [migration.__name__ for migration in MIGRATIONS]
 
 
 def applied_migrations(db: Database) -> list[str]:

@@ -1,5 +1,8 @@
 """The event log of every game, in one SQLite file, written through sqlite-utils.
 
+Reading needs only the standard ``sqlite3`` module: sqlite-utils (slow to import) is loaded
+on first use, for migrations and writes, so read-only commands start fast.
+
 Writes happen inside ``Store.transaction()`` (``BEGIN IMMEDIATE`` … ``COMMIT``): a command
 that appends several events and stores a secret does it all or not at all, and two
 processes writing the same game take turns instead of both claiming the same ``seq``.
@@ -14,15 +17,13 @@ import time
 from pathlib import Path
 from typing import Iterator
 
-from sqlite_utils import Database
-
 from pbem.protocol.canonical import GENESIS_HASH, CanonicalError, canonical_text, event_hash
 
 from .chain import check_chain
 from .errors import StoreError
 from .event import AT_PATTERN, HASHED_FIELDS, Event, utc_now
 from .faults import maybe_crash
-from .migrations import migrate
+from .migrations import is_current, migrate
 
 DEFAULT_BUSY_TIMEOUT_MS = 15000
 
@@ -42,19 +43,35 @@ class Store:
         # Autocommit at the driver level: every transaction boundary is one we wrote, never
         # one the sqlite3 module guessed.
         conn = sqlite3.connect(self.path, isolation_level=None)
-        self.db = Database(conn)
+        self.conn = conn
+        self._db = None
         self._in_transaction = False
         try:
-            self.db.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
-            _enable_wal(self.db, busy_timeout_ms)
-            self.db.execute("PRAGMA foreign_keys = ON")
-            migrate(self.db)
+            conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
+            _enable_wal(conn, busy_timeout_ms)
+            conn.execute("PRAGMA foreign_keys = ON")
+            if not is_current(conn):
+                migrate(self.db)
         except BaseException:
             conn.close()
             raise
 
+    @property
+    def db(self):
+        """The sqlite-utils view of the connection (imported on first use)."""
+        if self._db is None:
+            from sqlite_utils import Database
+
+            self._db = Database(self.conn)
+        return self._db
+
+    def _query(self, sql: str, params=()) -> list[dict]:
+        cursor = self.conn.execute(sql, params)
+        names = [d[0] for d in cursor.description]
+        return [dict(zip(names, row)) for row in cursor.fetchall()]
+
     def close(self) -> None:
-        self.db.close()
+        self.conn.close()
 
     def __enter__(self) -> Store:
         return self
@@ -70,7 +87,7 @@ class Store:
         if self._in_transaction:
             raise StoreError("a transaction is already open; transactions do not nest")
         try:
-            self.db.execute("BEGIN IMMEDIATE")
+            self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
             raise StoreError(
                 f"the database is busy: another pbem command is writing to it ({exc})"
@@ -79,10 +96,10 @@ class Store:
         try:
             yield self
             maybe_crash("commit:before")
-            self.db.execute("COMMIT")
+            self.conn.execute("COMMIT")
         except BaseException:
-            if self.db.conn.in_transaction:
-                self.db.execute("ROLLBACK")
+            if self.conn.in_transaction:
+                self.conn.execute("ROLLBACK")
             raise
         finally:
             self._in_transaction = False
@@ -132,7 +149,7 @@ class Store:
 
     def _rows(self, game: str, after: int = 0) -> list[dict]:
         return list(
-            self.db.query(
+            self._query(
                 "select * from events where game = ? and seq > ? order by seq", [game, after]
             )
         )
@@ -164,7 +181,7 @@ class Store:
     def head(self, game: str) -> tuple[int, str]:
         """``(seq, hash)`` of the last event, or ``(0, GENESIS_HASH)`` for a game with none."""
         rows = list(
-            self.db.query(
+            self._query(
                 "select seq, hash from events where game = ? order by seq desc limit 1", [game]
             )
         )
@@ -172,13 +189,13 @@ class Store:
 
     def games(self) -> list[str]:
         query = "select distinct game from events order by game"
-        return [row["game"] for row in self.db.query(query)]
+        return [row["game"] for row in self._query(query)]
 
     def has_game(self, game: str) -> bool:
         return self.count(game) > 0
 
     def count(self, game: str) -> int:
-        return self.db.execute("select count(*) from events where game = ?", [game]).fetchone()[0]
+        return self.conn.execute("select count(*) from events where game = ?", [game]).fetchone()[0]
 
     def verify(self, game: str, expected_head: tuple[int, str] | None = None) -> None:
         """Audit the stored chain of ``game``; raise ``ChainError`` at the first bad event.
@@ -205,13 +222,13 @@ class Store:
 
     def get_secret(self, game: str, name: str) -> str | None:
         rows = list(
-            self.db.query("select value from secrets where game = ? and name = ?", [game, name])
+            self._query("select value from secrets where game = ? and name = ?", [game, name])
         )
         return rows[0]["value"] if rows else None
 
     def secret_names(self, game: str) -> list[str]:
         query = "select name from secrets where game = ? order by name"
-        return [row["name"] for row in self.db.query(query, [game])]
+        return [row["name"] for row in self._query(query, [game])]
 
     def put_snapshot(self, game: str, seq: int, state_text: str) -> None:
         """Cache the state of ``game`` after event ``seq`` (0: before any event)."""
@@ -222,11 +239,11 @@ class Store:
             {"game": game, "seq": seq, "state": state_text}, pk=("game", "seq")
         )
         # a snapshot is only a cache of the replay: keep the newest one per game
-        self.db.execute("delete from snapshots where game = ? and seq < ?", [game, seq])
+        self.conn.execute("delete from snapshots where game = ? and seq < ?", [game, seq])
 
     def latest_snapshot(self, game: str) -> tuple[int, str] | None:
         rows = list(
-            self.db.query(
+            self._query(
                 "select seq, state from snapshots where game = ? order by seq desc limit 1",
                 [game],
             )
@@ -235,11 +252,11 @@ class Store:
 
     def integrity_check(self) -> str:
         """SQLite's own ``PRAGMA integrity_check``: ``"ok"`` when the file is sound."""
-        rows = self.db.execute("PRAGMA integrity_check").fetchall()
+        rows = self.conn.execute("PRAGMA integrity_check").fetchall()
         return "\n".join(row[0] for row in rows)
 
 
-def _enable_wal(db: Database, timeout_ms: int) -> None:
+def _enable_wal(conn: sqlite3.Connection, timeout_ms: int) -> None:
     """WAL lets readers (status, export) run while a writer holds the lock.
 
     Switching a new file to WAL needs an exclusive lock, and SQLite reports a clash with
@@ -250,7 +267,7 @@ def _enable_wal(db: Database, timeout_ms: int) -> None:
     deadline = time.monotonic() + timeout_ms / 1000
     while True:
         try:
-            db.execute("PRAGMA journal_mode = WAL")
+            conn.execute("PRAGMA journal_mode = WAL")
             return
         except sqlite3.OperationalError as exc:
             if "locked" not in str(exc) or time.monotonic() > deadline:

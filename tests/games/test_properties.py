@@ -11,7 +11,7 @@ import json
 from collections import Counter
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from pbem.games import tortuga
@@ -30,8 +30,7 @@ game_params = st.fixed_dictionaries({
     "greedy": st.tuples(*[st.booleans()] * 4),
 })
 
-EXAMPLES = settings(max_examples=40, deadline=None,
-                    suppress_health_check=[HealthCheck.function_scoped_fixture])
+EXAMPLES = settings(max_examples=40, deadline=None)
 
 
 def capacity(box: int) -> int:
@@ -157,8 +156,7 @@ def test_every_game_ends_and_scores_add_up(games, params):
 
 
 @given(params=game_params)
-@settings(max_examples=30, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None)
 def test_same_seed_and_bots_give_the_same_game(games, params):
     def transcript():
         state, game = play(games, params)
@@ -167,10 +165,20 @@ def test_same_seed_and_bots_give_the_same_game(games, params):
             out.append((player, choice, tortuga.to_json(after)))
         return out
 
-    first, second = transcript(), transcript()
-    assert len(first) == len(second)
-    for index, (a, b) in enumerate(zip(first, second)):
-        assert a == b, f"games diverge at apply {index}; {where(params)}"
+    def replay(choices):
+        """The recorded choices applied to a fresh game of the same seed, without bots."""
+        state, _bots, rng = games.new_game(**params)
+        out = [tortuga.to_json(state)]
+        for player, choice, _data in choices:
+            state = tortuga.apply(state, player, choice, rng)
+            out.append((player, choice, tortuga.to_json(state)))
+        return out
+
+    first = transcript()
+    for name, other in (("bots again", transcript()), ("replayed choices", replay(first[1:]))):
+        assert len(first) == len(other), name
+        for index, (a, b) in enumerate(zip(first, other)):
+            assert a == b, f"{name}: games diverge at apply {index}; {where(params)}"
 
 
 @given(params=game_params)
@@ -189,8 +197,7 @@ def test_json_round_trip_at_every_step(games, params):
 
 
 @given(params=game_params)
-@settings(max_examples=30, deadline=None,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=30, deadline=None)
 def test_a_restored_state_plays_on_identically(games, params):
     state, bots, rng = games.new_game(**params)
     for before, player, choice, after in games.steps(state, bots, rng):

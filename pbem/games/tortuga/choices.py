@@ -42,7 +42,18 @@ def format_dice(dice) -> str:
     return ",".join(LETTERS[i] for i in sorted(dice)) if dice else "none"
 
 
+_CANONICAL_DICE = {format_dice(d): tuple(d) for d in
+                   [tuple(i for i in range(5) if mask >> i & 1) for mask in range(32)]}
+
+
 def parse_dice(text: str) -> tuple[int, ...]:
+    known = _CANONICAL_DICE.get(text)  # the canonical form, as bots and seal send it
+    if known is not None:
+        return known
+    return _parse_dice(text)
+
+
+def _parse_dice(text: str) -> tuple[int, ...]:
     cleaned = text.strip().upper()
     if cleaned in ("NONE", "-", ""):
         return ()

@@ -21,7 +21,13 @@ from .model import (
 
 FCH = (FLEET, CREW, HUNT)
 STAGES = ("fch", "board1", "board2", "raid1", "raid2")
-NAME_FORBIDDEN = ",:/"
+NAME_FORBIDDEN = ",:"
+
+
+def label_name(name: str) -> str:
+    """A player's name inside a random-draw label: '%' and '/' percent-encoded, so that
+    labels split on '/' unambiguously whatever the names."""
+    return name.replace("%", "%25").replace("/", "%2F")
 
 
 # ----------------------------------------------------------------------------- setup
@@ -60,8 +66,8 @@ def setup(players, options: dict | None, rng) -> State:
     s._owned = set(range(len(players)))
     for seat in s.clockwise():
         name = players[seat]
-        first = _draw_chest(s, rng, f"setup/{name}/chest1")
-        second = _draw_chest(s, rng, f"setup/{name}/chest2")
+        first = _draw_chest(s, rng, f"setup/{label_name(name)}/chest1")
+        second = _draw_chest(s, rng, f"setup/{label_name(name)}/chest2")
         s.boards[seat].island.append(first)
         s.boards[seat].crew.append(second)
         s.effects.append({"type": "setup", "player": name, "island": first, "crew": second})
@@ -136,7 +142,7 @@ def default_for(state: State, seat: int, kind: str) -> str:
 
 
 def _has_legal(state, seat) -> bool:
-    return bool(legal.legal_selections(state.boards[seat]))
+    return legal.any_fits(state.boards[seat])
 
 
 def _position(state: State, seat: int, action: int) -> int:
@@ -167,8 +173,25 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
             )
         waiting = ", ".join(f"{state.players[s]} ({k})" for s, k, _ in open_requests(state))
         raise NotYourTurn(f"{player} owes no choice now; waiting for {waiting or 'nobody: the game is over'}")
-    parsed = _PARSERS[kind](state, seat, text)
+    try:
+        parsed = _PARSERS[kind](state, seat, text)
+    except InvalidChoice as exc:  # say what would be legal, not only the syntax
+        options = options_for(state, seat, kind)
+        hint = (f"legal: {', '.join(options)}" if options is not None
+                else f"e.g. {default_for(state, seat, kind)}")
+        raise InvalidChoice(f"{exc}; {hint}", tuple(options) if options else None) from None
     canonical = _CANON[kind](state, seat, parsed)
+    if kind == "select":  # checked in full by _parse_select; listing options is costly
+        return seat, kind, canonical, parsed
+    if kind == "order":  # checked directly: the orderings can be many
+        try:
+            _check_order(state, seat, parsed)
+        except IllegalChoice as exc:
+            options = options_for(state, seat, kind)
+            if options is None:
+                raise
+            raise IllegalChoice(f"{exc}; legal: {', '.join(options)}", tuple(options)) from None
+        return seat, kind, canonical, parsed
     options = options_for(state, seat, kind)
     if options is not None and canonical not in options:
         raise IllegalChoice(f"illegal: {canonical} is not allowed now; legal: {', '.join(options)}",
@@ -184,18 +207,24 @@ def check(state: State, player: str, text: str) -> str:
 
 
 def _parse_select(state, seat, text):
+    """Checks the selection itself (the options are listed only when it is refused)."""
     dice = syn.parse_dice(text)
     board = state.boards[seat]
+    why = None
     for d in dice:
         if board.dice[d] is not None:
-            raise IllegalChoice(f"illegal: die {LETTERS[d]} is already on {ACTIONS[board.dice[d]]}; "
-                                f"legal: {', '.join(options_for(state, seat, 'select'))}",
-                                tuple(options_for(state, seat, 'select')))
-    if dice:
-        why = legal.selection_error(board, dice)
+            why = f"die {LETTERS[d]} is already on {ACTIONS[board.dice[d]]}"
+        elif board.roll[d] is None:
+            why = f"die {LETTERS[d]} was not rolled in this step"
         if why:
-            opts = options_for(state, seat, "select")
-            raise IllegalChoice(f"illegal: {syn.format_dice(dice)}: {why}; legal: {', '.join(opts)}", tuple(opts))
+            break
+    if why is None and dice:
+        why = legal.selection_error(board, dice)
+    if why is None and not dice and legal.any_fits(board):
+        why = "at least one die fits, so a selection is required"
+    if why:
+        opts = options_for(state, seat, "select")
+        raise IllegalChoice(f"illegal: {syn.format_dice(dice)}: {why}; legal: {', '.join(opts)}", tuple(opts))
     return dice
 
 
@@ -350,7 +379,7 @@ def _open_step(s: State, rng) -> None:
     s.sealed = {}
     for seat in s.rolling:
         board = s.board(seat)
-        _roll(s, board, f"r{s.round}/roll{s.step}/{s.players[seat]}", rng)
+        _roll(s, board, f"r{s.round}/roll{s.step}/{label_name(s.players[seat])}", rng)
     s.effects.append({"type": "step", "round": s.round, "step": s.step,
                       "players": [s.players[i] for i in s.rolling]})
 
@@ -414,8 +443,8 @@ def _clear_roll(board: Board) -> None:
 
 def _forced_reroll(s: State, seat: int, board: Board, rng) -> None:
     for attempt in range(1, 10_000):
-        _roll(s, board, f"r{s.round}/roll{s.step}/{s.players[seat]}/reroll{attempt}", rng)
-        fits = bool(legal.legal_selections(board))
+        _roll(s, board, f"r{s.round}/roll{s.step}/{label_name(s.players[seat])}/reroll{attempt}", rng)
+        fits = legal.any_fits(board)
         s.effects.append({"type": "reroll", "player": s.players[seat], "attempt": attempt,
                           "roll": _roll_text(board), "fits": fits})
         if fits:
@@ -613,14 +642,13 @@ def _surplus(s: State) -> None:
 def _enter_move(s: State, rng) -> None:
     s.phase, s.stage, s.orders = "move", "", {}
     for seat in s.clockwise():
-        chest = _draw_chest(s, rng, f"r{s.round}/move/{s.players[seat]}")
+        chest = _draw_chest(s, rng, f"r{s.round}/move/{label_name(s.players[seat])}")
         if chest:
             s.board(seat).island.append(chest)
         s.effects.append({"type": "draw", "player": s.players[seat], "chest": chest})
     for seat in s.clockwise():
-        options = legal.order_options(s, seat, cap=1)
-        if options is not None and len(options) == 1:
-            s.orders[str(seat)] = options[0]
+        if legal.single_order(s, seat):
+            s.orders[str(seat)] = legal.default_order(s, seat)
 
 
 def _move_chests(s: State, rng) -> None:

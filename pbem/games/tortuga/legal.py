@@ -48,13 +48,34 @@ def selection_error(board, dice) -> str | None:
     return None
 
 
+def any_fits(board) -> bool:
+    """Whether some legal selection exists: it does exactly when one die alone fits (a
+    skull always does; an action die when its space has room)."""
+    for d in range(5):
+        face = board.roll[d]
+        if face is None or board.dice[d] is not None:
+            continue
+        if face == SKULL or board.room(face) > 0:
+            return True
+    return False
+
+
 def legal_selections(board) -> list[tuple[int, ...]]:
+    """Every legal selection, smallest first, then in letter order."""
     free = [d for d in range(5) if board.roll[d] is not None and board.dice[d] is None]
-    found = []
-    for size in range(1, len(free) + 1):
-        for dice in combinations(free, size):
-            if selection_error(board, dice) is None:
-                found.append(dice)
+    skulls = [d for d in free if board.roll[d] == SKULL]
+    found = [c for size in range(1, len(skulls) + 1) for c in combinations(skulls, size)]
+    for action in range(5):
+        dice = [d for d in free if board.roll[d] == action]
+        room = board.room(action) if dice else 0
+        if not room:
+            continue
+        pool = sorted(dice + skulls)
+        for size in range(1, min(room, len(pool)) + 1):
+            for combo in combinations(pool, size):
+                if any(board.roll[d] == action for d in combo):
+                    found.append(combo)
+    found.sort(key=lambda c: (len(c), c))
     return found
 
 
@@ -151,6 +172,13 @@ def _arrangements(chests: list[str], k: int, cap: int) -> list[tuple[str, ...]]:
 
     walk([])
     return out
+
+
+def single_order(state: State, seat: int) -> bool:
+    """Whether the move phase leaves this player exactly one way to order their chests."""
+    board = state.boards[seat]
+    kf, kc = order_limits(state, seat)
+    return (kf == 0 or len(set(board.crew)) == 1) and (kc == 0 or len(set(board.island)) == 1)
 
 
 def order_options(state: State, seat: int, cap: int = 50) -> list[str] | None:

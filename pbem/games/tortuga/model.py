@@ -25,6 +25,15 @@ DICE_ROOM = 5  # fleet, crew and hunt spaces hold up to five dice
 END_CHESTS = {"standard": 6, "long": 8}
 
 
+def plain_copy(value):
+    """A deep copy of JSON-plain data, so no output shares anything mutable with a state."""
+    if isinstance(value, dict):
+        return {k: plain_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [plain_copy(v) for v in value]
+    return value
+
+
 def capacity(box: int) -> int:
     """Chests (and BOARD/RAID dice) a token on ``box`` allows: 1 | 2-3 | 4-5 | 6-8."""
     if box <= 1:
@@ -34,6 +43,9 @@ def capacity(box: int) -> int:
     if box <= 5:
         return 3
     return 4
+
+
+CAPACITY = (1, 1, 2, 2, 3, 3, 4, 4, 4)  # by box 0..8 (box 0 never occurs)
 
 
 def clamp(box: int) -> int:
@@ -68,16 +80,17 @@ class Board:
         return [i for i in range(5) if self.dice[i] is None and i not in self.held]
 
     def dice_on(self, action: int) -> int:
-        return sum(1 for a in self.dice if a == action)
+        return self.dice.count(action)
 
     def room(self, action: int) -> int:
         if action == BOARD:
-            limit = capacity(self.boat)
+            limit = CAPACITY[self.boat]
         elif action == RAID:
-            limit = capacity(self.pirate)
+            limit = CAPACITY[self.pirate]
         else:
             limit = DICE_ROOM
-        return max(0, limit - self.dice_on(action))
+        used = self.dice.count(action)
+        return limit - used if used < limit else 0
 
     def to_json(self) -> dict:
         return {
@@ -149,7 +162,8 @@ class State:
 
     def clockwise(self) -> list[int]:
         """Seats in order from the start player, clockwise."""
-        return [(self.start + k) % self.n for k in range(self.n)]
+        start = self.start
+        return [*range(start, len(self.players)), *range(start)]
 
     def to_json(self) -> dict:
         return {
@@ -163,7 +177,7 @@ class State:
             "positions": [p[:] for p in self.positions],
             "totals": [t[:] for t in self.totals], "decisions": dict(self.decisions),
             "targets": dict(self.targets), "orders": dict(self.orders),
-            "effects": self.effects[:],
+            "effects": plain_copy(self.effects),
         }
 
     @classmethod
@@ -176,5 +190,5 @@ class State:
             dict(d["sealed"]), list(d["skull_queue"]), list(d["open_select"]),
             [list(p) for p in d["positions"]], [list(t) for t in d["totals"]],
             dict(d["decisions"]), dict(d["targets"]), dict(d["orders"]),
-            list(d["effects"]),
+            plain_copy(d["effects"]),
         )

@@ -7,15 +7,13 @@ step that has not resolved, treasure tile values (others see how many tiles), an
 
 from __future__ import annotations
 
-from .model import ACTIONS, FACE_NAMES, LETTERS, State
+from .model import ACTIONS, FACE_NAMES, LETTERS, State, plain_copy
 
 
 def _effect_for(effect: dict, viewer: str | None) -> dict:
-    if "secret" not in effect:
-        return effect
-    shown = {k: v for k, v in effect.items() if k != "secret"}
-    if viewer is not None and effect["secret"].get("player") == viewer:
-        shown["secret"] = effect["secret"]
+    shown = {k: plain_copy(v) for k, v in effect.items() if k != "secret"}
+    if "secret" in effect and viewer is not None and effect["secret"].get("player") == viewer:
+        shown["secret"] = plain_copy(effect["secret"])
     return shown
 
 

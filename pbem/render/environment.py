@@ -1,0 +1,71 @@
+"""The Jinja environment of each output format (jinja2 is imported only when rendering).
+
+Templates live in the top-level ``templates/`` folder (``templates/<game>/`` and
+``templates/shared/``), or in the folder named by ``PBEM_TEMPLATES``. A template for format
+F is named ``<name>.<ext>`` with ext txt, md, bbcode or html. Templates are files of this
+project only: user text is data handed to them, never part of a template's source.
+"""
+
+from __future__ import annotations
+
+import functools
+import os
+from pathlib import Path
+
+from . import escape
+from .escape import EXTENSIONS, FORMATS
+
+
+class UnknownFormat(ValueError):
+    pass
+
+
+def templates_dir() -> Path:
+    override = os.environ.get("PBEM_TEMPLATES")
+    if override:
+        return Path(override)
+    import pbem
+    return Path(pbem.__file__).resolve().parent.parent / "templates"
+
+
+def check_format(fmt: str) -> str:
+    if fmt not in FORMATS:
+        raise UnknownFormat(f"unknown format {fmt!r}; use one of {', '.join(FORMATS)}")
+    return fmt
+
+
+def template_name(game: str, name: str, fmt: str) -> str:
+    return f"{game}/{name}.{EXTENSIONS[check_format(fmt)]}"
+
+
+def environment(fmt: str):
+    return _environment(check_format(fmt), str(templates_dir()))
+
+
+@functools.lru_cache(maxsize=None)
+def _environment(fmt: str, folder: str):
+    import jinja2
+    if not Path(folder, "shared").is_dir():
+        raise FileNotFoundError(f"no templates in {folder} (set PBEM_TEMPLATES to the templates folder)")
+    env = jinja2.Environment(
+        loader=jinja2.FileSystemLoader(folder),
+        autoescape=(fmt == "html"),
+        finalize=escape.finalizer(fmt),
+        undefined=jinja2.StrictUndefined,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=False,
+    )
+    env.filters["code"] = escape.code_span(fmt)
+    env.filters["verbatim"] = escape.verbatim(fmt)
+    env.filters["shell"] = escape.shell_word
+    env.filters["strong"] = escape.strong(fmt)
+    env.filters["plural"] = lambda n, word, many=None: word if n == 1 else (many or word + "s")
+    env.globals["FORMAT"] = fmt
+    return env
+
+
+def render(game: str, name: str, fmt: str, **context) -> str:
+    """Render ``templates/<game>/<name>.<ext>`` for ``fmt`` with the given view models."""
+    env = environment(fmt)
+    return env.get_template(template_name(game, name, fmt)).render(**context).rstrip("\n") + "\n"

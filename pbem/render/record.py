@@ -1,0 +1,134 @@
+"""A game's public record, round by round, from a replay of its log.
+
+The replay is a loop of ``Session.apply_event``; whenever a round ends (or the game does)
+the public view ``rules.view(state, None)`` is captured. Effects pass through
+``rules.public_effects(effects, None)`` as they are collected. Nothing else of a state is
+kept, so everything a summary can show has passed the game's public view.
+
+Replaying needs the server seed (the moderator's own, or the one revealed in an export):
+without it no roll can be recomputed, and there is no state to summarise.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..protocol.errors import AuditFailure, Refused
+from ..protocol.session import Session
+
+
+@dataclass
+class RoundRecord:
+    number: int
+    start_player: str | None
+    effects: list = field(default_factory=list)  # public effects, in the order they happened
+    end_view: dict | None = None  # public view when the round ended (now, while it runs)
+    dice_view: dict | None = None  # public view just before it ended: dice still placed
+    head: tuple[int, str] | None = None  # chain head at the end of the round (now, while it runs)
+    complete: bool = False
+
+
+@dataclass
+class GameRecord:
+    game_id: str
+    session: Session  # the protocol state after the last event
+    meta: dict
+    rounds: list[RoundRecord]
+    head: tuple[int, str]
+    setup: list  # public effects of the set-up (before round 1)
+    revealed_seed: str | None  # the server seed, once the log reveals it
+
+    @property
+    def finished(self) -> bool:
+        return self.session.finished
+
+    @property
+    def players(self) -> list[str]:
+        return list(self.session.players)
+
+    def round(self, number: int | None) -> RoundRecord:
+        if not self.rounds:
+            raise Refused(f"game {self.game_id} has not started yet: no round to show")
+        if number is None:
+            return self.rounds[-1]
+        for r in self.rounds:
+            if r.number == number:
+                return r
+        raise Refused(f"game {self.game_id} has no round {number}; rounds so far: 1 to {self.rounds[-1].number}")
+
+
+def _fields(event):
+    if isinstance(event, dict):
+        return event["kind"], event["data"], event["at"], event["seq"], event["hash"]
+    return event.kind, event.data, event.at, event.seq, event.hash
+
+
+def build(game_id: str, events, seed: bytes | None) -> GameRecord:
+    """Replay ``events`` (store Events or export dicts) with ``seed`` into a GameRecord."""
+    if not events:
+        raise Refused(f"no events for game {game_id!r}")
+    session = Session(game_id, seed)
+    rounds: list[RoundRecord] = []
+    setup: list = []
+    revealed = None
+    head = (0, "")
+    for event in events:
+        kind, data, at, seq, digest = _fields(event)
+        before = session.state
+        try:
+            session.apply_event(kind, dict(data), at, seq)
+        except Refused as exc:
+            raise AuditFailure(seq, str(exc)) from None
+        head = (seq, digest)
+        if kind == "seed_revealed":
+            revealed = data["seed"]
+        if kind == "started" and session.state is None:
+            raise Refused(f"the server seed of {game_id} is not at hand (not revealed in this log), "
+                          f"so its rolls cannot be replayed to summarise it")
+        state = session.state
+        if state is None or state is before:
+            continue
+        rules = session.rules
+        for effect in rules.public_effects(state.effects, None):
+            if effect["type"] == "round":
+                if rounds and not rounds[-1].complete:
+                    _close(rounds[-1], rules.view(before, None), rules.view(state, None), head)
+                rounds.append(RoundRecord(effect["round"], effect.get("start_player"), [effect]))
+            elif not rounds:
+                setup.append(effect)
+            else:
+                rounds[-1].effects.append(effect)
+                if effect["type"] == "game_over":
+                    _close(rounds[-1], rules.view(before, None), rules.view(state, None), head)
+    if rounds and not rounds[-1].complete:
+        now = session.rules.view(session.state, None)
+        rounds[-1].end_view, rounds[-1].dice_view, rounds[-1].head = now, now, head
+    return GameRecord(game_id, session, dict(session.meta), rounds, head, setup, revealed)
+
+
+def _close(record: RoundRecord, before: dict, after: dict, head) -> None:
+    record.dice_view, record.end_view, record.head, record.complete = before, after, head, True
+
+
+def from_store(store, game_id: str) -> GameRecord:
+    """The record of a game in the moderator's database (replayed with its private seed)."""
+    from ..protocol.commands import SEED, load
+    events = store.events(game_id)
+    if not events:
+        load(store, game_id)  # raises the helpful unknown-game error
+    secret = store.get_secret(game_id, SEED)
+    return build(game_id, events, bytes.fromhex(secret) if secret else None)
+
+
+def from_export(text: str) -> GameRecord:
+    """The record of an exported game (JSON Lines with the seed revealed)."""
+    from ..store import read_export, verify_chain
+    rows = read_export(text)
+    if not rows:
+        raise Refused("the file holds no events")
+    verify_chain(rows)
+    seed = next((bytes.fromhex(r["data"]["seed"]) for r in rows if r["kind"] == "seed_revealed"), None)
+    if seed is None:
+        raise Refused("this export has no revealed seed, so rolls cannot be replayed; ask the moderator "
+                      "for an export after 'pbem reveal-seed' (or audit it with 'pbem audit --file')")
+    return build(rows[0]["game"], rows, seed)
