@@ -7,6 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
+from .audit import FormatOption
 from .common import DbOption, JsonOption, emit, handled
 
 
@@ -40,13 +41,28 @@ def demo(game: Annotated[str, typer.Option("--game-name", help="Name of the demo
          players: Annotated[int, typer.Option("--players", min=2, max=4, help="How many bot players (2-4).")] = 4,
          variant: Annotated[str, typer.Option("--variant", help="standard or long.")] = "standard",
          seed: Annotated[Optional[str], typer.Option("--bot-seed", help="Seed for the bots' choices.")] = None,
-         fmt: Annotated[str, typer.Option("--format", help="text, markdown, bbcode or html.")] = "text",
+         fmt: FormatOption = "text",
+         temp: Annotated[bool, typer.Option("--temp", help="Use a temporary database, deleted afterwards.")] = False,
          db: DbOption = None, as_json: JsonOption = False):
     """Play a complete example game with bots through the real protocol, then audit it.
 
-    Example: pbem demo --players 3
+    Each round's summary is printed as it ends, then the final result and the audit verdict
+    (with --format html: one HTML document at the end).
+
+    Example: pbem demo --players 3 --format markdown      or      pbem demo --temp
     """
     from ..protocol.demo import run_demo
     from .common import open_store
-    report = run_demo(open_store(db), game or None, players, variant, seed, fmt, echo=None if as_json else typer.echo)
+    echo = None if as_json else (lambda text: typer.echo(text.rstrip("\n") + "\n"))
+    note = None if as_json else (lambda text: typer.echo(text, err=True))
+    if temp:
+        import tempfile
+        with tempfile.TemporaryDirectory(prefix="pbem-demo-") as folder:
+            store = open_store(Path(folder) / "demo.db")
+            try:
+                report = run_demo(store, game or None, players, variant, seed, fmt, echo)
+            finally:
+                store.close()
+    else:
+        report = run_demo(open_store(db), game or None, players, variant, seed, fmt, echo, note)
     emit(report, as_json, None)

@@ -22,17 +22,21 @@ def _seed_in(events) -> bytes | None:
     return None
 
 
-def _audit(game: str, rows: list[dict], seed: bytes | None, expected_head) -> dict:
+def _audit(game: str, rows: list[dict], seed: bytes | None, expected_head,
+           keep: list | None = None, chain_checked: bool = False) -> dict:
     from ..store import ChainError, verify_chain
     report = {"game": game, "events": len(rows), "ok": False, "problem": None, "bad_seq": None,
               "chain": False, "replay": None, "head": None}
     try:
-        verify_chain(rows, expected_head)
+        if not chain_checked:  # the store has already checked its rows
+            verify_chain(rows, expected_head)
         report["chain"] = True
         if rows:
             report["head"] = {"seq": rows[-1]["seq"], "hash": rows[-1]["hash"]}
         seed = seed or _seed_in(rows)
         session = Session.replay(game, rows, seed, audit=True)
+        if keep is not None:
+            keep.append(session)
         report["replay"] = "full" if session.state is not None else (
             "public (seed not revealed: rolls and draws not checked)")
         report["seed_revealed"] = session.seed_revealed
@@ -51,27 +55,35 @@ def _audit(game: str, rows: list[dict], seed: bytes | None, expected_head) -> di
 
 
 def audit_store(store, game: str, expected_head=None) -> dict:
-    rows = [e.export_dict() for e in store.events(game)]
-    if not rows:
+    count = store.count(game)
+    if not count:
         raise Refused(f"no game {game!r} in this database")
-    # the body column is what was hashed: check the stored rows against it too
+    # the body column is what was hashed: check the stored rows against it first (a damaged
+    # body could not even be read as an event)
     from ..store import ChainError
     try:
         store.verify(game, expected_head)
     except ChainError as exc:
-        return {"game": game, "events": len(rows), "ok": False, "chain": False, "replay": None,
+        return {"game": game, "events": count, "ok": False, "chain": False, "replay": None,
                 "problem": str(exc) if str(exc).startswith("event") else f"event {exc.seq}: {exc}",
                 "bad_seq": exc.seq, "head": None}
+    rows = [e.export_dict() for e in store.events(game)]
     secret = store.get_secret(game, "server_seed")
     seed = bytes.fromhex(secret) if secret else None
-    report = _audit(game, rows, seed, expected_head)
+    replayed: list = []
+    report = _audit(game, rows, seed, expected_head, replayed, chain_checked=True)
     snapshot = store.latest_snapshot(game)
     if report["ok"] and snapshot is not None and seed is not None:
         # the snapshot is a cache of the replay: it must agree with a fresh one
         import json
         seq, text = snapshot
+        if seq > len(rows):  # the moderator's own cache saw events that are gone now
+            report.update(ok=False, bad_seq=len(rows) + 1,
+                          problem=f"event {len(rows) + 1}: missing (the log ends at event {len(rows)}, "
+                                  f"but its snapshot was taken at event {seq})")
+            return report
         from .commands import snapshot_data
-        fresh = Session.replay(game, rows[:seq], seed)
+        fresh = replayed[0] if seq == len(rows) else Session.replay(game, rows[:seq], seed)
         expected = snapshot_data(fresh, (seq, rows[seq - 1]["hash"]))
         if json.loads(text) != json.loads(json.dumps(expected)):
             report.update(ok=False, bad_seq=seq,
@@ -85,12 +97,34 @@ def audit_file(text: str, expected_head=None) -> dict:
     try:
         rows = read_export(text)
     except StoreError as exc:
-        return {"game": None, "events": 0, "ok": False, "chain": False, "replay": None,
-                "problem": str(exc), "bad_seq": None, "head": None}
+        return _unreadable_file(text, exc, expected_head)
     if not rows:
         return {"game": None, "events": 0, "ok": False, "chain": False, "replay": None,
                 "problem": "the file holds no events", "bad_seq": None, "head": None}
     return _audit(rows[0]["game"], rows, None, expected_head)
+
+
+def _unreadable_file(text: str, exc: Exception, expected_head) -> dict:
+    """A line of the file cannot be read as an event: when every line before it reads and
+    chains from the start, that line holds the first bad event, so name its number."""
+    import re
+    from ..store import ChainError, StoreError, read_export, verify_chain
+    report = {"game": None, "events": 0, "ok": False, "chain": False, "replay": None,
+              "problem": str(exc), "bad_seq": None, "head": None}
+    found = re.match(r"line (\d+) ", str(exc))
+    if found:
+        number = int(found.group(1))
+        try:
+            before = read_export("".join(line + "\n" for line in text.split("\n")[:number - 1]))
+            verify_chain(before)
+        except ChainError as earlier:
+            report.update(problem=str(earlier), bad_seq=earlier.seq)
+            return report
+        except StoreError:
+            return report
+        report.update(problem=f"event {number}: {exc}", bad_seq=number, events=len(before),
+                      game=before[0]["game"] if before else None)
+    return report
 
 
 def replay_file(text: str) -> tuple[Session, tuple[int, str]]:

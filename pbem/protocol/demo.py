@@ -14,13 +14,16 @@ from . import commands
 NAMES = ("ani", "alex", "frank", "lothar")
 
 
-def play_bots(store, game_id: str, bot_seed: str, on_event=None) -> None:
-    """Drive a started game to its end with bots (greedy and random seats alternating)."""
+def play_bots(store, game_id: str, bot_seed: str, on_event=None, until=None) -> None:
+    """Drive a started game with bots (greedy and random seats alternating) to its end, or
+    until ``until(session)`` is true. ``on_event(round)`` is called as each round ends."""
     session = commands.load(store, game_id)
     bots = {p: session.rules.bot(f"{bot_seed}/{p}", "greedy" if i % 2 == 0 else "random")
             for i, p in enumerate(session.players)}
-    seen_round = 1
+    seen_round = session.state.round
     while not session.finished:
+        if until is not None and until(session):
+            return
         step = session.sealed
         if step is not None:
             held = {}
@@ -29,6 +32,8 @@ def play_bots(store, game_id: str, bot_seed: str, on_event=None) -> None:
                 sealed = commands.seal(session, player, choice)
                 held[player] = sealed
                 session = commands.commit(store, game_id, player, sealed["commitment"])
+                if until is not None and until(session):
+                    return
             for player, sealed in held.items():
                 session = commands.reveal(store, game_id, player, sealed["choice"], sealed["salt"])
         else:
@@ -42,29 +47,37 @@ def play_bots(store, game_id: str, bot_seed: str, on_event=None) -> None:
         on_event(seen_round)
 
 
-def run_demo(store, game_id: str | None, players: int, variant: str, bot_seed: str | None,
-             fmt: str = "text", echo=None) -> dict:
-    from ..render import summary
-    game_id = game_id or f"demo-{secrets.token_hex(3)}"
-    names = list(NAMES[:players])
-    commands.create_game(store, game_id, "tortuga", names, {"variant": variant})
-    for name in names:
-        commands.add_client_seed(store, game_id, name, f"{name}'s lucky words")
+def new_bot_game(store, game_id: str, names, variant: str = "standard", client_seeds: bool = True) -> None:
+    """Create and start a game for bots (each adds a client seed first, as players may)."""
+    commands.create_game(store, game_id, "tortuga", list(names), {"variant": variant})
+    if client_seeds:
+        for name in names:
+            commands.add_client_seed(store, game_id, name, f"{name}'s lucky words")
     commands.start_game(store, game_id)
 
+
+def run_demo(store, game_id: str | None, players: int, variant: str, bot_seed: str | None,
+             fmt: str = "text", echo=None, note=None) -> dict:
+    """Play a demo game; ``echo`` gets each round's summary as it ends (in ``fmt``), then the
+    final result and the audit verdict (html: one document at the end); ``note`` a hint."""
+    from ..render import record, summary
+    game_id = game_id or f"demo-{secrets.token_hex(3)}"
+    new_bot_game(store, game_id, NAMES[:players], variant)
+
     def show_round(number: int) -> None:
-        if echo:
-            session = commands.load(store, game_id, collect=True)
-            echo(summary.render_public(session, store.head(game_id), number, fmt)[1] + "\n")
+        if echo and fmt != "html":  # one html document at the end instead of one per round
+            echo(summary.render_public(record.from_store(store, game_id), number, fmt)[1])
 
     play_bots(store, game_id, bot_seed or game_id, show_round)
     report = auditing.audit_store(store, game_id)
-    status = commands.load(store, game_id)
-    result = status.rules.result(status.state)
+    final = record.from_store(store, game_id)
     if echo:
-        echo("final scores: " + ", ".join(f"{p} {s['total']}" for p, s in result["scores"].items())
-             + f"; winner(s): {', '.join(result['winners'])}")
-        echo(auditing.report_text(report))
-        echo(f"game {game_id} is in {store.path if hasattr(store, 'path') else 'the database'}; "
-             f"try: pbem status {game_id} | pbem export {game_id} | pbem audit {game_id}")
+        if fmt == "html":
+            echo(summary.render_all(final, fmt, audit=report)[1])
+        else:
+            echo(summary.render_audit(final, report, fmt)[1])
+    if note:
+        note(f"game {game_id} is in {getattr(store, 'path', 'the database')}; "
+             f"try: pbem status {game_id} | pbem show {game_id} | pbem export {game_id} | pbem audit {game_id}")
+    result = final.session.rules.result(final.session.state)
     return {"game": game_id, "result": result, "audit": report}

@@ -92,8 +92,13 @@ def code_span(fmt: str):
             for c in body:
                 run = run + 1 if c == "`" else 0
                 longest = max(longest, run)
+            if not body:
+                return Raw("")
             fence = "`" * (longest + 1)
-            pad = " " if body.startswith("`") or body.endswith("`") or not body.strip() else ""
+            # CommonMark strips one space from each end when both ends have one (and the
+            # content is not all spaces): pad so that what is shown is the value exactly
+            stripped = body.startswith(" ") and body.endswith(" ") and body.strip(" ")
+            pad = " " if body.startswith("`") or body.endswith("`") or stripped else ""
             return Raw(f"{fence}{pad}{body}{pad}{fence}")
         if fmt == "bbcode":
             return Raw(bbcode(body))

@@ -20,7 +20,7 @@ import importlib
 from .environment import check_format, render
 from .escape import FORMATS
 
-__all__ = ["FORMATS", "render_public", "render_all", "render_private", "render_result"]
+__all__ = ["FORMATS", "render_public", "render_all", "render_private", "render_result", "render_audit"]
 
 
 def _models(game_type: str):
@@ -78,3 +78,9 @@ def render_private(session, player: str, fmt: str):
     game_type = session.meta["game_type"]
     model = _models(game_type).private_model(private(session, player))
     return model, render(game_type, "private", fmt, msg=model)
+
+
+def render_audit(record, report: dict, fmt: str):
+    """An audit verdict alone (``report``: from ``pbem.protocol.audit``)."""
+    check_format(fmt)
+    return _document(record, fmt, [], None, report)
