@@ -337,7 +337,8 @@ def apply(state: State, player: str, text: str, rng) -> State:
         board.held = []
     elif kind == "bonus":
         _take_bonus(s, seat, *parsed)
-        _settle_bonus(s, seat)
+        for other in s.clockwise():  # taking the last tile may leave others one way, or none
+            _settle_bonus(s, other)
     elif kind == "order":
         s.orders[str(seat)] = canonical
     else:
