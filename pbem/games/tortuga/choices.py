@@ -38,12 +38,20 @@ def kind_of(text: str) -> str:
     return head if head in PREFIXED else "select"
 
 
-def format_dice(dice) -> str:
+def _format_dice(dice) -> str:
     return ",".join(LETTERS[i] for i in sorted(dice)) if dice else "none"
 
 
-_CANONICAL_DICE = {format_dice(d): tuple(d) for d in
-                   [tuple(i for i in range(5) if mask >> i & 1) for mask in range(32)]}
+_SUBSETS = [tuple(i for i in range(5) if mask >> i & 1) for mask in range(32)]
+_CANONICAL_DICE = {_format_dice(d): d for d in _SUBSETS}
+_FORMATTED = {d: _format_dice(d) for d in _SUBSETS}
+
+
+def format_dice(dice) -> str:
+    """Canonical text of a set of dice: letters sorted, comma-separated; 'none' if empty."""
+    key = dice if type(dice) is tuple else tuple(dice)
+    text = _FORMATTED.get(key)
+    return text if text is not None else _format_dice(dice)
 
 
 def parse_dice(text: str) -> tuple[int, ...]:

@@ -97,6 +97,27 @@ def open_requests(state: State) -> list[tuple[int, str, bool]]:
     return out
 
 
+def owed_by(state: State, seat: int) -> dict[str, bool]:
+    """kind -> sealed for the requests open to one seat (what ``open_requests`` lists for
+    it, computed without listing everyone's)."""
+    s = state
+    owed = {}
+    if s.phase == "roll":
+        if s.rolling and seat in s.rolling and str(seat) not in s.sealed:
+            owed["select"] = True
+        elif not s.rolling and s.skull_queue and s.skull_queue[0] == seat:
+            owed["skull"] = False
+        if seat in s.open_select:
+            owed["select"] = False
+        if s.boards[seat].bonus_owed:
+            owed["bonus"] = False
+    elif s.phase == "actions":
+        owed = {kind: False for other, kind, _key in _stage_requests(s) if other == seat}
+    elif s.phase == "move" and str(seat) not in s.orders:
+        owed["order"] = False
+    return owed
+
+
 def _stage_requests(s: State) -> list[tuple[int, str, str]]:
     if s.stage == "fch":
         wanted = [(a, pos) for a in FCH for pos in (1, 2)]
@@ -164,7 +185,7 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
     seat = _seat(state, player)
     if not isinstance(text, str) or not text.strip():
         raise InvalidChoice("empty choice; send the choice text, e.g. B,C or fleet:go")
-    owed = {kind: sealed for s, kind, sealed in open_requests(state) if s == seat}
+    owed = owed_by(state, seat)
     kind = syn.kind_of(text)
     if kind not in owed:
         if owed:

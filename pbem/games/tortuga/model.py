@@ -45,6 +45,7 @@ def capacity(box: int) -> int:
     return 4
 
 
+_CLOCKWISE = {n: tuple(tuple((start + k) % n for k in range(n)) for start in range(n)) for n in range(1, 10)}
 CAPACITY = (1, 1, 2, 2, 3, 3, 4, 4, 4)  # by box 0..8 (box 0 never occurs)
 
 
@@ -160,10 +161,9 @@ class State:
     def seat_of(self, player: str) -> int:
         return self.players.index(player)
 
-    def clockwise(self) -> list[int]:
+    def clockwise(self) -> tuple[int, ...]:
         """Seats in order from the start player, clockwise."""
-        start = self.start
-        return [*range(start, len(self.players)), *range(start)]
+        return _CLOCKWISE[len(self.players)][self.start]
 
     def to_json(self) -> dict:
         return {
