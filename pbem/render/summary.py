@@ -41,6 +41,8 @@ def _document(record, fmt: str, rounds: list[dict], result: dict | None, audit: 
     model = {"game": record.game_id, "game_type": game_type, "players": record.players,
              "seed_hash": record.meta.get("seed_hash"), "started": bool(record.rounds),
              "rounds": rounds, "result": result, "audit": audit,
+             "ended_early": record.revealed_seed is not None and not record.finished,
+             "revealed_seed": record.revealed_seed,
              "chain_head": {"seq": record.head[0], "hash": record.head[1]}}
     return model, render(game_type, "summary", check_format(fmt), doc=model)
 

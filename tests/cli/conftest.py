@@ -29,7 +29,8 @@ PLAYERS = ("ani", "alex", "frank", "lothar")
 
 # Typer rebuilds the click command tree on every invoke (~50 ms); the tree never changes
 # during a run, so build it once. Behaviour is the same as a fresh ``pbem`` process.
-typer.testing._get_command = functools.lru_cache(maxsize=None)(typer.testing._get_command)
+if hasattr(typer.testing, "_get_command"):  # a private helper: without it, only slower
+    typer.testing._get_command = functools.lru_cache(maxsize=None)(typer.testing._get_command)
 
 
 @pytest.fixture(autouse=True)
@@ -211,6 +212,44 @@ def finished_template(tmp_path_factory) -> Path:
     driver.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     driver.close()
     return path
+
+
+@pytest.fixture(scope="session")
+def last_move_template(tmp_path_factory):
+    """A database holding game "end" one decision before its end: returns the path and the
+    ``pbem decide`` argv of that last decision (it writes the decision and the seed)."""
+    from pbem.protocol import commands
+    from pbem.store import Store
+
+    def ends_the_game(driver, seed):
+        def check(session):
+            if session.sealed is not None or session.finished:
+                return False
+            request = session.pending()[0]
+            choice = driver.bots(session, seed)[request.player].choose(session.state, request.player, request.kind)
+            after = session.rules.apply(session.state, request.player, choice, session.rng)
+            if session.rules.result(after) is None:
+                return False
+            check.argv = ["decide", "end", request.player, choice]
+            return True
+        return check
+
+    for attempt in range(5):  # a game may also end on a sealed step; then try another
+        path = tmp_path_factory.mktemp("last-move") / "end.db"
+        with Store(path) as store:
+            commands.create_game(store, "end", "tortuga", list(PLAYERS), {"variant": "standard"}, start=True)
+        driver = Driver(path, "end")
+        seed = f"last-move/{attempt}"
+        check = ends_the_game(driver, seed)
+        try:
+            driver.until(check, seed)
+        except AssertionError:
+            continue
+        finally:
+            driver.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+            driver.close()
+        return path, check.argv
+    raise AssertionError("no game ended on a decision")
 
 
 @pytest.fixture

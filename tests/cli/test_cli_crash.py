@@ -61,42 +61,49 @@ def _new_events(log, before) -> list[tuple]:
     return [tuple(row[k] for k in NEW_EVENT) for row in log[len(before):]]
 
 
-@pytest.mark.parametrize("last", ["commit", "reveal"])
+@pytest.mark.parametrize("last", ["commit", "reveal", "final decision"])
 @pytest.mark.parametrize("point, survives", POINTS)
 def test_crash_leaves_the_log_before_or_after(cli, new_game, helpers, pbem_db, pbem_process, tmp_path,
-                                              point, survives, last):
-    argv = _setup_step(cli, new_game, helpers, last)
-    before_text, before_head, _, _ = cli.snapshot("g")
-    before = cli.log("g")
+                                              request, point, survives, last):
+    if last == "final decision":  # the decision that ends the game: it also publishes the seed
+        template, argv = request.getfixturevalue("last_move_template")
+        _copy_db(template, pbem_db)
+    else:
+        argv = _setup_step(cli, new_game, helpers, last)
+    game = argv[1]
+    before_text, before_head, _, _ = cli.snapshot(game)
+    before = cli.log(game)
 
     # what the command writes when nothing goes wrong, on a copy of the database
     reference_db = tmp_path / "reference.db"
     _copy_db(pbem_db, reference_db)
     cli.ok(*argv, "--db", reference_db)
-    expected = _new_events(cli.json("log", "g", "--db", reference_db), before)
-    assert len(expected) >= (3 if last == "commit" else 1), expected
+    expected = _new_events(cli.json("log", game, "--db", reference_db), before)
+    assert len(expected) >= {"commit": 3, "reveal": 1, "final decision": 2}[last], expected
+    if last == "final decision":
+        assert [e[1] for e in expected] == ["decide", "seed_revealed"]
 
     child = pbem_process(*argv, crash_at=point)
     out, err = child.communicate(timeout=60)
     assert child.returncode == 137, (child.returncode, out, err)
 
     assert _integrity(pbem_db) == "ok"
-    after = cli.log("g")
+    after = cli.log(game)
     if survives:
         assert after[: len(before)] == before and _new_events(after, before) == expected
     else:
-        assert cli.ok("log", "g", "--json").stdout == before_text
-        assert cli.json("status", "g")["chain_head"] == before_head
-    report = cli.json("audit", "g")
+        assert cli.ok("log", game, "--json").stdout == before_text
+        assert cli.json("status", game)["chain_head"] == before_head
+    report = cli.json("audit", game)
     assert report["ok"] and report["replay"] == "full", report
 
     # repeating the command: it goes through if it had not, and is refused if it had
     if survives:
-        cli.refused("g", *argv)
+        cli.refused(game, *argv)
     else:
         cli.ok(*argv)
-        assert _new_events(cli.log("g"), before) == expected
-    assert cli.json("audit", "g")["ok"]
+        assert _new_events(cli.log(game), before) == expected
+    assert cli.json("audit", game)["ok"]
     assert _integrity(pbem_db) == "ok"
 
 
