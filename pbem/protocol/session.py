@@ -329,6 +329,9 @@ class Session:
             raise Refused(str(exc)) from None
         if commitment in {c["commitment"] for p, c in step.commits.items() if p != player}:
             raise Refused("this commitment was already made by another player; seal your own choice")
+        if data.get("by", "player") == "moderator" and self.meta.get("require_signatures"):
+            raise Refused(f"this game requires signed submissions, so the moderator cannot seal for "
+                          f"{player}; {player} seals and signs: pbem seal --context TOKEN CHOICE --key FILE")
         self._check_signature("commit", data)
         step.commits[player] = {"commitment": commitment, "by": data.get("by", "player")}
 

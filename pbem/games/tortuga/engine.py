@@ -187,6 +187,12 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
         raise InvalidChoice("empty choice; send the choice text, e.g. B,C or fleet:go")
     owed = owed_by(state, seat)
     kind = syn.kind_of(text)
+    if kind == "select" and kind not in owed and owed:
+        try:
+            syn.parse_dice(text)
+        except InvalidChoice:  # neither dice nor a known prefix: say what is expected
+            hints = "; ".join(f"{k}: {syn.SYNTAX[k]}" for k in owed)
+            raise InvalidChoice(f"not understood: {text.strip()!r}; {player} owes {hints}") from None
     if kind not in owed:
         if owed:
             raise NotYourTurn(
