@@ -713,27 +713,24 @@ def _move_chests(s: State, rng) -> None:
 
 # --- bag and pool
 
-def _draw_chest(s: State, rng, label: str) -> str | None:
-    total = sum(s.bag)
+def _draw(counts: list, items: tuple, rng, label: str):
+    """Draw one item from a pool given as counts per item (bag colours, tile values): a
+    draw in range(total) taken in the order of ``items``. An empty pool draws nothing."""
+    total = sum(counts)
     if not total:
         return None
     k = rng.below(label, total)
-    for i, count in enumerate(s.bag):
+    for i, count in enumerate(counts):
         if k < count:
-            s.bag[i] -= 1
-            return COLOURS[i]
+            counts[i] -= 1
+            return items[i]
         k -= count
     raise AssertionError("unreachable")
+
+
+def _draw_chest(s: State, rng, label: str) -> str | None:
+    return _draw(s.bag, COLOURS, rng, label)
 
 
 def _draw_tile(s: State, rng, label: str) -> int | None:
-    total = sum(s.pool)
-    if not total:
-        return None
-    k = rng.below(label, total)
-    for i, count in enumerate(s.pool):
-        if k < count:
-            s.pool[i] -= 1
-            return TILE_VALUES[i]
-        k -= count
-    raise AssertionError("unreachable")
+    return _draw(s.pool, TILE_VALUES, rng, label)
