@@ -87,7 +87,7 @@ def snapshot_data(session: Session, head: tuple[int, str]) -> dict:
 
 def _emit(store, session: Session, events, at: str | None) -> None:
     for kind, data in events:
-        stamp = at or now_utc()
+        stamp = max(at or now_utc(), session.last_at)  # a clock set back never reorders the log
         session.apply_event(kind, data, stamp)
         store.append(session.game_id, kind, data, at=stamp)
 

@@ -84,7 +84,7 @@ class Session:
         self.last_at = ""
         self.seed_revealed = False
         self.history: list[tuple[int, str, list]] | None = None  # (seq, kind, effects)
-        self.public_commits: dict[tuple, str] = {}  # (round, step, player) -> commitment
+        self.public_steps: dict[tuple, dict] = {}  # seedless audit: (round, step) -> progress
 
     # ------------------------------------------------------------------ building
 
@@ -122,7 +122,6 @@ class Session:
             "nonces": sorted(self.nonces),
             "opened_at": [[p, k, at] for (p, k), at in sorted(self.opened_at.items())],
             "seq": self.seq, "last_at": self.last_at, "seed_revealed": self.seed_revealed,
-            "public_commits": [[r, s, p, c] for (r, s, p), c in sorted(self.public_commits.items(), key=str)],
         }
 
     @classmethod
@@ -144,7 +143,6 @@ class Session:
         session.opened_at = {(p, k): at for p, k, at in data["opened_at"]}
         session.seq, session.last_at = data["seq"], data["last_at"]
         session.seed_revealed = data["seed_revealed"]
-        session.public_commits = {(r, s, p): c for r, s, p, c in data["public_commits"]}
         return session
 
     @property
@@ -175,8 +173,16 @@ class Session:
             raise Refused(f"unknown event kind {kind!r}")
         if kind != "created" and not self.meta:
             raise Refused("the log must begin with a 'created' event")
+        if not isinstance(data, dict) or not isinstance(at, str):
+            raise Refused(f"malformed {kind} event: data must be an object and 'at' a time")
+        if at < self.last_at:
+            raise Refused(f"event time {at} is earlier than the event before it ({self.last_at})")
         effects_before = id(self.state)
-        handler(data, at)
+        try:
+            handler(data, at)
+        except (KeyError, TypeError, AttributeError, ValueError) as exc:
+            field = f"field {exc.args[0]!r} missing" if isinstance(exc, KeyError) else str(exc)
+            raise Refused(f"malformed {kind} event: {field}") from None
         self.seq = seq if seq is not None else self.seq + 1
         self.last_at = at
         if self.state is not None:
@@ -252,10 +258,19 @@ class Session:
         if self.sealed is None or (self.sealed.round, self.sealed.step) != key:
             self.sealed = SealedStep(key[0], key[1], tuple(r.player for r in sealed))
 
-    def _check_signature(self, kind: str, data: dict) -> None:
+    def _check_signature(self, kind: str, data: dict, by: str = "player") -> None:
+        """The signature rule, the same live and on audit. ``by`` is who made the sealed
+        choice (the commitment's maker, for a reveal): the player, or the moderator who
+        sealed a choice sent privately (never allowed in a signed game)."""
+        signed_game = bool(self.meta.get("require_signatures"))
+        if data.get("by", "player") != by:
+            raise Refused(f"this {kind} says it was made by the {data.get('by')}, but the commitment was made by the {by}")
+        if signed_game and by == "moderator":
+            raise Refused(f"this game requires signed submissions, so the moderator cannot seal for "
+                          f"{data['player']}; {data['player']} seals and signs: pbem seal --context TOKEN CHOICE --key FILE")
         signature = data.get("signature")
         if signature is None:
-            if self.meta.get("require_signatures") and data.get("by", "player") == "player":
+            if signed_game and by == "player":
                 raise Refused(f"this game requires signed submissions: send {kind} as a signed block (pbem seal --key ...)")
             return
         from .signing import verify
@@ -293,24 +308,48 @@ class Session:
         return step
 
     def _public(self, kind: str, data: dict) -> None:
-        """Without the seed (an outsider before reveal-seed) the game state is unknown:
-        check what can be checked: players, commitment forms, reveals against commitments,
-        signatures."""
+        """Without the seed (an outsider before reveal-seed) the game state is unknown, so
+        check what can be checked: players, commitment forms, the order of commitments and
+        reveals within each step, reveals against commitments, and signatures."""
         player = self.player(data["player"])
-        key = (data.get("round"), data.get("step"), player)
+        round_, step_ = data["round"], data["step"]
+        if type(round_) is not int or type(step_) is not int:
+            raise Refused(f"round and step must be integers in a {kind} event")
+        key = (round_, step_)
+        latest = max(self.public_steps, default=None)
+        if kind in ("commit", "nmr") and latest is not None and key < latest:
+            raise Refused(f"a {kind} for step {round_}.{step_} after step {latest[0]}.{latest[1]} had begun")
+        step = self.public_steps.setdefault(key, {"commits": {}, "done": set(), "closed": False})
         try:
-            if kind == "commit":
-                self.public_commits[key] = parse_commitment(data["commitment"])
-            elif kind == "reveal":
-                committed = self.public_commits.get(key)
-                if committed is None or not commitment_matches(
-                        committed, self.game_id, key[0], key[1], player, data["choice"],
+            if kind in ("commit", "nmr"):
+                if step["closed"]:
+                    raise Refused(f"a {kind} for step {round_}.{step_} after its reveals had begun")
+                if kind == "commit":
+                    by = data.get("by", "player")
+                    self._check_signature("commit", data, by)
+                    step["commits"][player] = (parse_commitment(data["commitment"]), by)
+                else:
+                    step["commits"][player] = (None, "nmr")
+                return
+            if kind == "reveal":
+                committed, by = step["commits"].get(player, (None, None))
+                if player in step["done"] or committed is None or not commitment_matches(
+                        committed, self.game_id, round_, step_, player, data["choice"],
                         parse_salt(data["salt"])):
-                    raise Refused(f"the reveal does not match {player}'s commitment for step {key[0]}.{key[1]}")
+                    raise Refused(f"the reveal does not match an open commitment of {player} for step {round_}.{step_}")
+                self._check_signature("reveal", data, by)
+            elif kind == "default" and data.get("kind") == "select":
+                if player in step["done"]:
+                    raise Refused(f"{player} already revealed in step {round_}.{step_}")
+            elif kind == "decide":
+                self._check_signature("decide", data, "player")
+                return
+            else:
+                return
         except ValueError as exc:
             raise Refused(str(exc)) from None
-        if kind in SIGNED_KINDS and (kind != "reveal" or data.get("by", "player") == "player"):
-            self._check_signature(kind, data)
+        step["done"].add(player)
+        step["closed"] = True
 
     def _on_commit(self, data: dict, at: str) -> None:
         self._need_state()
@@ -329,10 +368,7 @@ class Session:
             raise Refused(str(exc)) from None
         if commitment in {c["commitment"] for p, c in step.commits.items() if p != player}:
             raise Refused("this commitment was already made by another player; seal your own choice")
-        if data.get("by", "player") == "moderator" and self.meta.get("require_signatures"):
-            raise Refused(f"this game requires signed submissions, so the moderator cannot seal for "
-                          f"{player}; {player} seals and signs: pbem seal --context TOKEN CHOICE --key FILE")
-        self._check_signature("commit", data)
+        self._check_signature("commit", data, data.get("by", "player"))
         step.commits[player] = {"commitment": commitment, "by": data.get("by", "player")}
 
     def _on_nmr(self, data: dict, at: str) -> None:
@@ -367,8 +403,7 @@ class Session:
                 player, choice, salt):
             raise Refused(f"this reveal does not match {player}'s commitment for step "
                           f"{step.round}.{step.step} (wrong choice or salt, or made for another step)")
-        if step.commits[player]["by"] == "player":
-            self._check_signature("reveal", data)
+        self._check_signature("reveal", data, step.commits[player]["by"])
         applied, illegal = self._legal_or_default(player, choice)
         self._expect(data, "applied", applied)
         self._expect(data, "illegal", illegal)
@@ -383,6 +418,9 @@ class Session:
         player = self.player(data["player"])
         step = self.sealed
         if step is not None and player in step.waiting and player not in step.revealed:
+            if (data.get("round"), data.get("step")) != (step.round, step.step):
+                raise Refused(f"this default is for round {data.get('round')} step {data.get('step')}, "
+                              f"but the open sealed step is round {step.round} step {step.step}")
             if not step.all_committed:
                 raise Refused(f"reveals open once every commitment is in; still waiting for: {', '.join(step.owes_commit())}")
             if player not in step.defaulted:
@@ -438,7 +476,7 @@ class Session:
         opened = self.opened_at.get((player, kind)) or self.opened_at.get((player, "select"))
         if opened and _seconds_between(opened, at) < deadline:
             raise Refused(f"{player}'s deadline has not passed (opened {opened}, "
-                          f"deadline {deadline // 3600}h); use --force to apply the default anyway")
+                          f"deadline {_duration(deadline)}); use --force to apply the default anyway")
 
     def _play(self, player: str, choice: str) -> None:
         try:
@@ -452,6 +490,13 @@ class Session:
         if self.sealed is not None and self.sealed.all_committed:
             keys |= {(p, "reveal") for p in self.sealed.owes_reveal()}
         self.opened_at = {k: self.opened_at.get(k, at) for k in keys}
+
+
+def _duration(seconds: int) -> str:
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
 
 
 def _seconds_between(earlier: str, later: str) -> int:
