@@ -381,10 +381,12 @@ def _advance(s: State, rng) -> None:
         if s.phase == "roll":
             if s.rolling or s.skull_queue or s.open_select:
                 return
+            if any(b.bonus_owed for b in s.boards):
+                # placed before anyone rolls again: holding a tile back until every die is
+                # down would let its owner use what nobody else knew at the time
+                return
             if any(b.unassigned() for b in s.boards):
                 _open_step(s, rng)
-                return
-            if any(b.bonus_owed for b in s.boards):
                 return
             _enter_actions(s)
         elif s.phase == "actions":
