@@ -99,18 +99,33 @@ def reveal(game: GameArg, player: PlayerArg, choice: ChoiceArg,
 
 
 @handled
-def decide(game: GameArg, player: PlayerArg, choice: ChoiceArg,
-           key_file: Annotated[Optional[Path], typer.Option("--key", help="Your secret key file (pbem keygen): print a signed block for 'pbem submit' instead of recording.")] = None,
-           db: DbOption = None, as_json: JsonOption = False):
+def decide(
+    args: Annotated[List[str], typer.Argument(help="GAME PLAYER CHOICE, or only CHOICE with --context.", show_default=False)],
+    context: Annotated[Optional[str], typer.Option("--context", help="The TOKEN line from your private message (player, offline).")] = None,
+    key_file: Annotated[Optional[Path], typer.Option("--key", help="Your secret key file (pbem keygen): print a signed block for 'pbem submit' instead of recording.")] = None,
+    db: DbOption = None, as_json: JsonOption = False,
+):
     """Record an open (not sealed) decision, e.g. a skull turn, a target, an ordering.
 
+    \b
     Example: pbem decide g1 ani board:alex:red
-    Example: pbem decide g1 ani board:alex:red --key ani.key    (signed game: a block to send)
+    Example: pbem decide --context pbem1.eyJn...Q.1a2b3c4d skull:raid --key ani.key
+             (a player in a signed game: prints a signed block to send; records nothing)
     """
     from ..protocol import commands
+    secret = key_file.read_text(encoding="utf-8").strip() if key_file else None
+    if context is not None:
+        if len(args) != 1:
+            fail("with --context give only the CHOICE, e.g. pbem decide --context TOKEN skull:raid", 2)
+        made = commands.decide_offline(context, args[0], secret)
+        emit(made, as_json, f"send this {'signed ' if secret else ''}decision to the moderator "
+                            f"(it goes in with pbem submit); nothing was recorded:\n{made['block']}")
+        return
+    if len(args) != 3:
+        fail("give GAME PLAYER CHOICE (or --context TOKEN CHOICE)", 2)
+    game, player, choice = args
     store = open_store(db)
-    if key_file is not None:
-        secret = key_file.read_text(encoding="utf-8").strip()
+    if secret is not None:
         block = commands.signed_decision(commands.load(store, game), player, choice, secret)
         emit({"game": game, "player": player, "choice": choice, "block": block}, as_json,
              f"send this signed decision (pbem submit {game} FILE); nothing was recorded yet:\n{block}")

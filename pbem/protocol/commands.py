@@ -278,21 +278,55 @@ def seal(session: Session, player: str, choice: str) -> dict:
 
 
 def context_token(session: Session, player: str) -> str | None:
-    """The seal token for ``player``'s open sealed request, if any."""
-    for request in session.requests_of(player):
-        if request.sealed:
-            return make_token({
-                "game": session.game_id, "type": session.meta["game_type"], "player": player,
-                "round": request.round, "step": request.step, "kind": request.kind,
-                "options": list(request.options) if request.options is not None else None,
-                "signatures": bool(session.meta.get("require_signatures")),
-            })
-    return None
+    """The token of ``player``'s private message: for their open sealed request (to seal
+    offline), else for their open decisions (to sign a decision offline); None if neither."""
+    requests = session.requests_of(player)
+    if not requests:
+        return None
+    sealed = [r for r in requests if r.sealed]
+    chosen = sealed[:1] or requests
+    options = None
+    if all(r.options is not None for r in chosen):
+        options = [o for r in chosen for o in r.options]
+    return make_token({
+        "game": session.game_id, "type": session.meta["game_type"], "player": player,
+        "round": chosen[0].round, "step": chosen[0].step, "kind": chosen[0].kind,
+        "kinds": [r.kind for r in chosen], "sealed": bool(sealed), "options": options,
+        "signatures": bool(session.meta.get("require_signatures")),
+    })
+
+
+def decide_offline(token: str, choice: str, secret_key: str | None) -> dict:
+    """A (signed) decision block made with only a private message's token."""
+    ctx = read_token(token)
+    if ctx.get("sealed", True):
+        raise Refused("this token is for a sealed choice: seal it with pbem seal --context TOKEN CHOICE")
+    options = ctx.get("options")
+    text = choice.strip()
+    if not text:
+        raise Refused("empty choice; send one of the options in your private message")
+    if options is not None and text.lower() not in {o.lower() for o in options}:
+        raise Refused(f"not among your options now; send one of: {', '.join(options)}")
+    if options is not None:
+        text = next(o for o in options if o.lower() == text.lower())
+    from .armour import armour
+    from .signing import sign
+    data = {"player": ctx["player"], "round": ctx["round"], "step": ctx["step"],
+            "nonce": __import__("secrets").token_hex(8), "choice": text}
+    body = signed_body(ctx["game"], "decide", data)
+    payload = {"body": body}
+    if secret_key:
+        payload["sig"] = sign(secret_key, body)
+    return {"game": ctx["game"], "player": ctx["player"], "choice": text, "block": armour(payload)}
 
 
 def seal_offline(token: str, choice: str) -> dict:
     """Seal with only a private message's token: check the choice against its options."""
     ctx = read_token(token)
+    if not ctx.get("sealed", True):
+        raise Refused("this token is for an open decision, not a sealed one: use pbem decide --context TOKEN CHOICE")
+    if not choice.strip():
+        raise Refused("empty choice; send one of the options in your private message")
     rules = games.get(ctx["type"])
     try:
         canonical = rules.normalize(ctx["kind"], choice)

@@ -64,7 +64,8 @@ def status(session: Session, head: tuple[int, str]) -> dict:
 
 def private(session: Session, player: str) -> dict:
     session.player(player)
-    report = {"game": session.game_id, "player": player, "requests": [], "context": None}
+    report = {"game": session.game_id, "player": player, "requests": [], "context": None,
+              "require_signatures": bool(session.meta.get("require_signatures"))}
     if session.state is None:
         return report
     step = session.sealed
@@ -78,7 +79,7 @@ def private(session: Session, player: str) -> dict:
             entry["revealed"] = player in step.revealed
             entry["owe"] = "reveal" if step.all_committed else "commit"
         report["requests"].append(entry)
-    if any(r["sealed"] for r in report["requests"]):
+    if report["requests"]:  # to seal offline, or (signed games) to sign a decision offline
         report["context"] = context_token(session, player)
     report["view"] = session.rules.view(session.state, player)
     return report

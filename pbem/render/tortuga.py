@@ -189,4 +189,8 @@ def private_model(report: dict) -> dict:
     sealed = next((q for q in model["requests"] if q["sealed"]), None)
     model["sealed_request"] = sealed
     model["can_seal"] = bool(model["context"] and sealed and sealed.get("owe") == "commit")
+    model["signed_game"] = bool(report.get("require_signatures"))
+    model["key_hint"] = " --key YOUR.key" if model["signed_game"] else ""
+    model["can_decide_offline"] = bool(model["context"] and model["signed_game"] and not sealed
+                                       and model["requests"])
     return model
