@@ -79,7 +79,11 @@ def private(session: Session, player: str) -> dict:
             entry["revealed"] = player in step.revealed
             entry["owe"] = "reveal" if step.all_committed else "commit"
         report["requests"].append(entry)
-    if report["requests"]:  # to seal offline, or (signed games) to sign a decision offline
-        report["context"] = context_token(session, player)
+    if report["requests"]:
+        token = context_token(session, player)
+        if any(r["sealed"] for r in report["requests"]):
+            report["context"] = token  # the seal token, while a sealed request is open
+        else:
+            report["decision_context"] = token  # to sign an open decision offline
     report["view"] = session.rules.view(session.state, player)
     return report

@@ -191,6 +191,6 @@ def private_model(report: dict) -> dict:
     model["can_seal"] = bool(model["context"] and sealed and sealed.get("owe") == "commit")
     model["signed_game"] = bool(report.get("require_signatures"))
     model["key_hint"] = " --key YOUR.key" if model["signed_game"] else ""
-    model["can_decide_offline"] = bool(model["context"] and model["signed_game"] and not sealed
-                                       and model["requests"])
+    model["decision_context"] = report.get("decision_context")
+    model["can_decide_offline"] = bool(model["decision_context"] and model["signed_game"])
     return model

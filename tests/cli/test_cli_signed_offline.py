@@ -47,14 +47,14 @@ def test_open_decision_signed_offline_and_submitted(tmp_path, monkeypatch):
                 (tmp_path / f"{p}.reveal").unlink()
     request = open_requests[0]
     private = json.loads(run("private", "g", request.player, "--json").stdout)
-    assert private["context"] and private["require_signatures"]
+    assert private["context"] is None and private["decision_context"] and private["require_signatures"]
     text = run("private", "g", request.player).stdout
     assert "pbem decide --context" in text and "--key YOUR.key" in text
     # a sealed-choice command refuses the decision token, with a pointer to the right one
-    refused = run("seal", "--context", private["context"], request.default)
+    refused = run("seal", "--context", private["decision_context"], request.default)
     assert refused.exit_code == 1 and "pbem decide --context" in refused.stderr
     head = store.head("g")
-    made = run("decide", "--context", private["context"], request.default, "--key",
+    made = run("decide", "--context", private["decision_context"], request.default, "--key",
                str(tmp_path / f"{request.player}.key"), "--json")
     assert made.exit_code == 0, made.stderr
     assert store.head("g") == head  # making the block recorded nothing
