@@ -34,9 +34,11 @@ def db_path(db: Optional[Path]) -> Path:
     return db or _GLOBAL["db"] or default_db()
 
 
-def open_store(db: Optional[Path]):
+def open_store(db: Optional[Path], create: bool = False):
+    """The games database; only commands that start games (new, demo) may create it, so a
+    mistyped --db is reported instead of leaving a stray empty database behind."""
     from ..store import Store
-    return Store(db_path(db))
+    return Store(db_path(db), create=create)
 
 
 def fail(message: str, code: int = 1):

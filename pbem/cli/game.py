@@ -57,7 +57,7 @@ def new(
         from ..protocol.signing import parse_public_key
         parse_public_key(public)
         key_map[player.strip()] = public.strip()
-    store = open_store(db)
+    store = open_store(db, create=True)
     session = commands.create_game(store, game, game_type, names, options, require_signatures,
                                    parse_duration(deadline), key_map, start=now)
     head = store.head(game)

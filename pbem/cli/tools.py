@@ -58,11 +58,11 @@ def demo(game: Annotated[str, typer.Option("--game-name", help="Name of the demo
     if temp:
         import tempfile
         with tempfile.TemporaryDirectory(prefix="pbem-demo-") as folder:
-            store = open_store(Path(folder) / "demo.db")
+            store = open_store(Path(folder) / "demo.db", create=True)
             try:
                 report = run_demo(store, game or None, players, variant, seed, fmt, echo)
             finally:
                 store.close()
     else:
-        report = run_demo(open_store(db), game or None, players, variant, seed, fmt, echo, note)
+        report = run_demo(open_store(db, create=True), game or None, players, variant, seed, fmt, echo, note)
     emit(report, as_json, None)

@@ -103,7 +103,7 @@ def _follow_ups(store, session: Session):
                 if player in step.revealed:
                     continue
                 if player in step.defaulted:
-                    yield "default", {"player": player, "kind": "select", "round": step.round,
+                    yield "default", {"player": player, "kind": step.kind, "sealed": True, "round": step.round,
                                       "step": step.step, "reason": "no commitment (NMR)"}
                     progress = True
                     break
@@ -205,11 +205,32 @@ def reveal(store, game_id: str, player: str, choice: str, salt: str, round_step=
     def build(session):
         session.player(player)
         r, s = round_step or _current_step(session, player)
-        data = {"player": player, "round": r, "step": s, "choice": choice, "salt": salt.strip().lower(), "by": "player"}
+        choice_text = _committed_spelling(session, player, (r, s), choice, salt)
+        data = {"player": player, "round": r, "step": s, "choice": choice_text, "salt": salt.strip().lower(), "by": "player"}
         if signature is not None:
             data.update(signature=signature, nonce=nonce)
         return [("reveal", data)]
     return _write(store, game_id, build, at)
+
+
+def _committed_spelling(session: Session, player: str, round_step, choice: str, salt: str) -> str:
+    """The choice as committed: a player may type a reveal as 'c, d' where the seal
+    committed its canonical form 'C,D'. Returns the spelling that matches, if one does."""
+    from .commit import commitment_matches
+    step = session.sealed
+    committed = step.commits.get(player) if step is not None else None
+    if committed is None or round_step != (step.round, step.step):
+        return choice
+    try:
+        salt_hex = parse_salt(salt)
+        canonical = session.rules.normalize(step.kind, choice)
+    except (ValueError, ChoiceError):
+        return choice
+    for spelling in (choice, canonical):
+        if commitment_matches(committed["commitment"], session.game_id, step.round, step.step,
+                              player, spelling, salt_hex):
+            return spelling
+    return choice
 
 
 def decide(store, game_id: str, player: str, choice: str, round_step=None, signature=None,
@@ -237,7 +258,7 @@ def nmr(store, game_id: str, player: str, force: bool = False, at=None) -> Sessi
         if step is not None and player in step.owes_commit():
             return [("nmr", {"player": player, "round": step.round, "step": step.step, **extra})]
         if step is not None and step.all_committed and player in step.owes_reveal():
-            return [("default", {"player": player, "kind": "select", "round": step.round,
+            return [("default", {"player": player, "kind": step.kind, "sealed": True, "round": step.round,
                                  "step": step.step, "reason": "no reveal (NMR)", **extra})]
         requests = [r for r in session.requests_of(player) if not r.sealed]
         if not requests:

@@ -28,7 +28,7 @@ def play_bots(store, game_id: str, bot_seed: str, on_event=None, until=None) -> 
         if step is not None:
             held = {}
             for player in step.owes_commit():
-                choice = bots[player].choose(session.state, player, "select")
+                choice = bots[player].choose(session.state, player, step.kind)
                 sealed = commands.seal(session, player, choice)
                 held[player] = sealed
                 session = commands.commit(store, game_id, player, sealed["commitment"])

@@ -41,6 +41,7 @@ class SealedStep:
     commits: dict = field(default_factory=dict)  # player -> {"commitment", "by"}
     defaulted: set = field(default_factory=set)  # players marked NMR in the commit phase
     revealed: set = field(default_factory=set)
+    kind: str = "select"  # the request kind the game seals (its name is the game's)
 
     @property
     def all_committed(self) -> bool:
@@ -118,7 +119,7 @@ class Session:
             "sealed": None if step is None else {
                 "round": step.round, "step": step.step, "waiting": list(step.waiting),
                 "commits": step.commits, "defaulted": sorted(step.defaulted),
-                "revealed": sorted(step.revealed)},
+                "revealed": sorted(step.revealed), "kind": step.kind},
             "nonces": sorted(self.nonces),
             "opened_at": [[p, k, at] for (p, k), at in sorted(self.opened_at.items())],
             "seq": self.seq, "last_at": self.last_at, "seed_revealed": self.seed_revealed,
@@ -138,7 +139,7 @@ class Session:
         if data["sealed"] is not None:
             st = data["sealed"]
             session.sealed = SealedStep(st["round"], st["step"], tuple(st["waiting"]), dict(st["commits"]),
-                                        set(st["defaulted"]), set(st["revealed"]))
+                                        set(st["defaulted"]), set(st["revealed"]), st["kind"])
         session.nonces = set(data["nonces"])
         session.opened_at = {(p, k): at for p, k, at in data["opened_at"]}
         session.seq, session.last_at = data["seq"], data["last_at"]
@@ -229,6 +230,11 @@ class Session:
 
     def _on_started(self, data: dict, at: str) -> None:
         self._before_start("play can start")
+        if self.meta.get("require_signatures"):
+            missing = [p for p in self.players if p not in self.keys]
+            if missing:
+                raise Refused(f"this game requires signatures but has no key for {', '.join(missing)}; "
+                              f"register each with: pbem key {self.game_id} PLAYER PUBLIC-KEY")
         if self.seed_revealed:
             raise Refused(f"the server seed of game {self.game_id} is published, so play cannot start")
         entropy = combine_client_seeds(self.client_seeds)
@@ -256,7 +262,7 @@ class Session:
             return
         key = (sealed[0].round, sealed[0].step)
         if self.sealed is None or (self.sealed.round, self.sealed.step) != key:
-            self.sealed = SealedStep(key[0], key[1], tuple(r.player for r in sealed))
+            self.sealed = SealedStep(key[0], key[1], tuple(r.player for r in sealed), kind=sealed[0].kind)
 
     def _check_signature(self, kind: str, data: dict, by: str = "player") -> None:
         """The signature rule, the same live and on audit. ``by`` is who made the sealed
@@ -276,7 +282,8 @@ class Session:
         from .signing import verify
         player = data["player"]
         if player not in self.keys:
-            raise Refused(f"no public key is registered for {player}; the moderator registers it with pbem key")
+            raise Refused(f"{player} has no registered key in this game, so a signed block cannot be checked; "
+                          f"send the choice unsigned (keys can only be registered before play starts)")
         nonce = data.get("nonce")
         if not isinstance(nonce, str) or not nonce:
             raise Refused("a signed submission needs a nonce")
@@ -338,7 +345,7 @@ class Session:
                         parse_salt(data["salt"])):
                     raise Refused(f"the reveal does not match an open commitment of {player} for step {round_}.{step_}")
                 self._check_signature("reveal", data, by)
-            elif kind == "default" and data.get("kind") == "select":
+            elif kind == "default" and data.get("sealed"):
                 if player in step["done"]:
                     raise Refused(f"{player} already revealed in step {round_}.{step_}")
             elif kind == "decide":
@@ -379,7 +386,7 @@ class Session:
         player = data["player"]
         if player in step.commits or player in step.defaulted or step.all_committed:
             raise Refused(f"{player} owes no commitment in step {step.round}.{step.step}")
-        self._check_deadline(player, "select", at, data)
+        self._check_deadline(player, step.kind, at, data)
         step.defaulted.add(player)
 
     def _on_reveal(self, data: dict, at: str) -> None:
@@ -426,8 +433,10 @@ class Session:
             if player not in step.defaulted:
                 self._check_deadline(player, "reveal", at, data)
             step.revealed.add(player)
-            kind = "select"
+            kind = step.kind
+            self._expect(data, "sealed", True)
         else:
+            self._expect(data, "sealed", False)
             kind = data["kind"]
             if not any(r.kind == kind for r in self.requests_of(player)):
                 raise Refused(f"{player} owes no {kind} choice now")
@@ -461,7 +470,7 @@ class Session:
         try:
             return self.rules.check(self.state, player, choice), None
         except ChoiceError as exc:
-            return self.rules.default(self.state, player, "select"), str(exc)
+            return self.rules.default(self.state, player, self.sealed.kind), str(exc)
 
     @staticmethod
     def _expect(data: dict, key: str, value) -> None:
@@ -473,7 +482,9 @@ class Session:
         deadline = self.meta.get("deadline_seconds")
         if data.get("forced") or not deadline:
             return
-        opened = self.opened_at.get((player, kind)) or self.opened_at.get((player, "select"))
+        opened = self.opened_at.get((player, kind))
+        if opened is None and self.sealed is not None:
+            opened = self.opened_at.get((player, self.sealed.kind))
         if opened and _seconds_between(opened, at) < deadline:
             raise Refused(f"{player}'s deadline has not passed (opened {opened}, "
                           f"deadline {_duration(deadline)}); use --force to apply the default anyway")
@@ -486,7 +497,7 @@ class Session:
         self._open_sealed()
 
     def _track_open(self, at: str) -> None:
-        keys = {(r.player, r.kind if not r.sealed else "select") for r in self.pending()}
+        keys = {(r.player, r.kind) for r in self.pending()}
         if self.sealed is not None and self.sealed.all_committed:
             keys |= {(p, "reveal") for p in self.sealed.owes_reveal()}
         self.opened_at = {k: self.opened_at.get(k, at) for k in keys}

@@ -36,10 +36,23 @@ class Store:
     inner block's commit a lie. Open the transaction once, at the command's edge.
     """
 
-    def __init__(self, path: str | Path, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS):
+    def __init__(self, path: str | Path, busy_timeout_ms: int = DEFAULT_BUSY_TIMEOUT_MS,
+                 create: bool = True):
         self.path = str(path)
         if self.path != ":memory:":
-            Path(self.path).parent.mkdir(parents=True, exist_ok=True)
+            where = Path(self.path)
+            if where.is_dir():
+                raise StoreError(f"{where} is a directory, not a games database file")
+            if not create and not where.exists():
+                raise StoreError(f"no games database at {where}; create a game with 'pbem new', "
+                                 "or point --db / PBEM_DB at your database")
+            where.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            self._open(busy_timeout_ms)
+        except sqlite3.DatabaseError as exc:
+            raise StoreError(f"cannot use {self.path} as a games database ({exc})") from None
+
+    def _open(self, busy_timeout_ms: int) -> None:
         # Autocommit at the driver level: every transaction boundary is one we wrote, never
         # one the sqlite3 module guessed.
         conn = sqlite3.connect(self.path, isolation_level=None)

@@ -104,7 +104,9 @@ def test_players_commit_and_reveal_at_once(cli, new_game, pbem_db, tmp_path, hel
 def test_the_same_signed_block_from_two_processes_is_taken_once(cli, pbem_db, tmp_path, helpers):
     key = tmp_path / "ani.key"
     public = cli.json("keygen", "-o", key)["public_key"]
-    cli.ok("new", "s", "--players", "ani,alex", "--require-signatures", "--key", f"ani={public}", "--now")
+    other = cli.json("keygen", "-o", tmp_path / "alex.key")["public_key"]
+    cli.ok("new", "s", "--players", "ani,alex", "--require-signatures", "--key", f"ani={public}",
+           "--key", f"alex={other}", "--now")
     request = cli.json("private", "s", "ani")["requests"][0]
     block = tmp_path / "block.txt"
     block.write_text(cli.json("seal", "s", "ani", request["default"], "--key", key)["commit_block"])

@@ -14,7 +14,8 @@ from pbem.protocol.armour import armour, extract_blocks
 from pbem.protocol.commit import make_commitment, new_salt
 
 LETTERS = "ABCDE"
-ALL_SELECTIONS = [",".join(c) for n in range(1, 6) for c in itertools.combinations(LETTERS, n)]
+ALL_SELECTIONS = [",".join(c) for n in range(1, 6) for c in itertools.combinations(LETTERS, n)] + ["none"]
+# ("none" is illegal whenever some die fits: the only illegal choice when all five show one action)
 
 
 def _select_request(cli, game: str, player: str) -> dict:
