@@ -38,6 +38,7 @@ def show(game: GameArg,
          fmt: FormatOption = "text", db: DbOption = None, as_json: JsonOption = False):
     """The public summary of a round (after the last round: the final result too), for email or a forum.
 
+    \b
     Example: pbem show g1 --round 3 --format bbcode
     """
     from ..render import record, summary
@@ -50,6 +51,7 @@ def show(game: GameArg,
 def log(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
     """The event log: sequence number, time, kind, and hash of every event.
 
+    \b
     Example: pbem log g1 --json
     """
     store = open_store(db)
@@ -79,6 +81,7 @@ def export(game: GameArg,
            db: DbOption = None):
     """The log as JSON Lines, for anyone to audit (public: the seed only once revealed).
 
+    \b
     Example: pbem export g1 -o g1.jsonl
     """
     from ..store import export_lines
@@ -102,7 +105,9 @@ def audit(game: Annotated[Optional[str], typer.Argument(help="A game in the data
           db: DbOption = None, as_json: JsonOption = False):
     """Check the hash chain, commitments, signatures, and (with the seed) replay every roll.
 
-    Example: pbem audit g1      or      pbem audit --file g1.jsonl --head 214:9f3a...
+    \b
+    Example: pbem audit g1
+    Example: pbem audit --file g1.jsonl --head 214:9f3a06c1    (the head a summary published)
     """
     from ..protocol import audit as auditing
     if (game is None) == (file is None):
@@ -110,9 +115,10 @@ def audit(game: Annotated[Optional[str], typer.Argument(help="A game in the data
     expected = None
     if head:
         seq, _, digest = head.partition(":")
-        if not seq.isdigit() or len(digest) != 64:
-            fail("give --head as SEQ:HASH, e.g. 214:9f3a…(64 hex)", 2)
-        expected = (int(seq), digest.lower())
+        digest = digest.strip().rstrip("…").lower()
+        if not seq.isdigit() or not 8 <= len(digest) <= 64 or any(c not in "0123456789abcdef" for c in digest):
+            fail("give --head as SEQ:HASH, the hash whole or its first 8+ hex characters, e.g. 214:9f3a06c1", 2)
+        expected = (int(seq), digest)
     if file is not None:
         report = auditing.audit_file(file.read_text(encoding="utf-8", errors="replace"), expected)
     else:
@@ -128,6 +134,7 @@ def replay(file: Annotated[Path, typer.Argument(help="An exported log (JSON Line
            fmt: FormatOption = "text", as_json: JsonOption = False):
     """Replay an exported game and print every round's summary and the final result.
 
+    \b
     Example: pbem replay examples/games/four-players.jsonl --format markdown
     """
     from ..render import record, summary
@@ -142,6 +149,7 @@ def reveal_seed(game: GameArg,
                 db: DbOption = None, as_json: JsonOption = False):
     """Publish the server seed, so anyone can recompute every roll (automatic at game end).
 
+    \b
     Example: pbem reveal-seed g1 --force      (abandon an unfinished game g1)
     """
     from ..protocol import commands

@@ -24,7 +24,7 @@ def register(app: typer.Typer) -> None:
 
 @handled
 def new(
-    game: GameArg,
+    game: Annotated[str, typer.Argument(help="A name for the new game: letters, digits, '.', '_' or '-'.", show_default=False)],
     players: Annotated[str, typer.Option("--players", help="Comma-separated names in seat order, e.g. ani,alex,frank.", show_default=False)],
     game_type: Annotated[str, typer.Option("--game", help="Which game.")] = "tortuga",
     variant: Annotated[str, typer.Option("--variant", help="standard, or long (8 chests in Tortuga end it).")] = "standard",
@@ -39,6 +39,7 @@ def new(
 ):
     """Create a game: commit to a fresh server seed and publish its hash.
 
+    \b
     Example: pbem new g1 --players ani,alex,frank,lothar --start ani --deadline 48h
     """
     from ..protocol import commands
@@ -75,6 +76,7 @@ def client_seed(game: GameArg, player: PlayerArg,
                 db: DbOption = None, as_json: JsonOption = False):
     """Add a player's client seed (before play starts); it joins the randomness of every roll.
 
+    \b
     Example: pbem client-seed g1 ani "my lucky words"
     """
     from ..protocol import commands
@@ -89,6 +91,7 @@ def key(game: GameArg, player: PlayerArg,
         db: DbOption = None, as_json: JsonOption = False):
     """Register a player's public key (before play starts).
 
+    \b
     Example: pbem key g1 ani pbem-ed25519-public:ebVWLo/mVPlAeLES6KmLp5AfhTrmlb7X4OORC60ElmQ=
     """
     from ..protocol import commands
@@ -103,6 +106,7 @@ def key(game: GameArg, player: PlayerArg,
 def start(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
     """Fix the client seeds and start play: set-up draws and the first roll happen now.
 
+    \b
     Example: pbem start g1
     """
     from ..protocol import commands
@@ -116,6 +120,7 @@ def start(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
 def list_games(db: DbOption = None, as_json: JsonOption = False):
     """List the games in the database.
 
+    \b
     Example: pbem games
     """
     store = open_store(db)
@@ -127,6 +132,7 @@ def list_games(db: DbOption = None, as_json: JsonOption = False):
 def status(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
     """Phase, round, step, who owes what, and the chain head.
 
+    \b
     Example: pbem status g1 --json
     """
     store = open_store(db)
@@ -169,6 +175,7 @@ def private(game: GameArg, player: PlayerArg,
             db: DbOption = None, as_json: JsonOption = False):
     """A player's private message: their roll, tiles, and what to send, in the exact syntax.
 
+    \b
     Example: pbem private g1 ani      or      pbem private g1 ani --format markdown
     """
     from ..protocol import commands, reports

@@ -33,6 +33,7 @@ def seal(
 ):
     """Seal a choice: check it is legal, print its commitment and the salt to keep secret.
 
+    \b
     Example: pbem seal --context pbem1.eyJn...Q.1a2b3c4d B,C    (player, offline)
     Example: pbem seal g1 ani B,C                              (with the database)
     """
@@ -70,6 +71,7 @@ def commit(
 ):
     """Record a player's commitment (or, with --choice, seal a privately sent choice on receipt).
 
+    \b
     Example: pbem commit g1 ani 6ba2c455e9867799af69e2e788fbab5a4810c6e2de3be46adc0cf59f649017ac
     Example: pbem commit g1 frank --choice B,C     (frank has only email; the tool keeps the salt)
     """
@@ -78,9 +80,19 @@ def commit(
     if (commitment is None) == (choice is None):
         fail("give either the COMMITMENT or --choice CHOICE", 2)
     if choice is not None:
+        if step is not None:
+            from ..protocol.commands import load
+            open_step = load(store, game).sealed
+            if open_step is None or parse_step(step) != (open_step.round, open_step.step):
+                fail(f"--step {step} is not the open sealed step; a choice sealed on receipt always "
+                     f"belongs to the open step (leave --step out)")
         session = commands.commit_for_player(store, game, player, choice)
     else:
+        before = store.head(game)
         session = commands.commit(store, game, player, commitment, parse_step(step))
+        if store.head(game) == before:
+            _report(store, session, game, as_json, f"this commitment of {safe(player)} was already recorded; nothing changed")
+            return
     _report(store, session, game, as_json, f"commitment of {safe(player)} recorded")
 
 
@@ -90,6 +102,7 @@ def reveal(game: GameArg, player: PlayerArg, choice: ChoiceArg,
            step: StepOption = None, db: DbOption = None, as_json: JsonOption = False):
     """Check a reveal against the commitment; the last reveal resolves the step.
 
+    \b
     Example: pbem reveal g1 ani B,C 9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08
     """
     from ..protocol import commands
@@ -140,6 +153,7 @@ def submit(game: GameArg,
            db: DbOption = None, as_json: JsonOption = False):
     """Apply armoured (and signed) submission blocks pasted from an email or forum post.
 
+    \b
     Example: pbem submit g1 mail-from-ani.txt
     """
     from ..protocol import commands
@@ -148,7 +162,9 @@ def submit(game: GameArg,
     done = commands.submit(store, game, text)
     session = commands.load(store, game)
     _report(store, session, game, as_json,
-            "accepted: " + ", ".join(f"{d['kind']} of {safe(d['player'])}" for d in done), extra={"accepted": done})
+            "accepted: " + ", ".join(f"{d['kind']} of {safe(d['player'])}"
+                                     + (" (already recorded, nothing changed)" if d.get("already_recorded") else "")
+                                     for d in done), extra={"accepted": done})
 
 
 @handled
@@ -157,12 +173,20 @@ def nmr(game: GameArg, player: PlayerArg,
         db: DbOption = None, as_json: JsonOption = False):
     """No move received: apply the documented default for what a late player owes.
 
+    \b
     Example: pbem nmr g1 frank --force
     """
     from ..protocol import commands
     store = open_store(db)
     session = commands.nmr(store, game, player, force)
-    _report(store, session, game, as_json, f"default applied for {safe(player)}")
+    last = store.events(game, after=store.head(game)[0] - 1)[0]
+    if last.kind == "nmr":
+        what = "marked late: the default is applied, and shown, once every commitment of the step is in"
+    else:
+        applied = next((e.data.get("choice") for e in reversed(store.events(game))
+                        if e.kind == "default" and e.data.get("player") == player), None)
+        what = f"default applied: {applied}" if applied else "default applied"
+    _report(store, session, game, as_json, f"{safe(player)} {what}")
 
 
 def _report(store, session, game: str, as_json: bool, text: str, extra: dict | None = None) -> None:

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 import typer
 
 from .audit import FormatOption
-from .common import DbOption, JsonOption, emit, handled
+from .common import DbOption, JsonOption, emit, fail, handled
 
 
 def register(app: typer.Typer) -> None:
@@ -17,22 +17,39 @@ def register(app: typer.Typer) -> None:
 
 
 @handled
-def keygen(output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the secret key to this file (mode 600).")] = None,
+def keygen(output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write the secret key to this new file (mode 600).")] = None,
+           force: Annotated[bool, typer.Option("--force", help="Replace an existing key file.")] = False,
+           public_of: Annotated[Optional[Path], typer.Option("--public-of", help="Print the public key of this secret key file instead.")] = None,
            as_json: JsonOption = False):
     """Make an Ed25519 key pair: keep the secret key, give the public key to the moderator.
 
+    \b
     Example: pbem keygen -o ani.key
+    Example: pbem keygen --public-of ani.key     (show the public key again)
     """
-    from ..protocol.signing import fingerprint, generate_keypair
+    import os
+
+    from ..protocol.signing import fingerprint, generate_keypair, public_from_secret
+    if public_of is not None:
+        public = public_from_secret(public_of.read_text(encoding="utf-8").strip())
+        emit({"public_key": public, "fingerprint": fingerprint(public)}, as_json,
+             f"public key: {public}\nfingerprint: {fingerprint(public)}")
+        return
     secret, public = generate_keypair()
     if output:
-        output.touch(mode=0o600)
-        output.write_text(secret + "\n", encoding="utf-8")
+        if output.exists() and not force:
+            fail(f"{output} exists: a key file is never replaced silently (it would lock you out of a "
+                 f"signed game); choose another name, or add --force")
+        if output.exists():
+            output.unlink()
+        fd = os.open(output, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(secret + "\n")
     out = {"public_key": public, "fingerprint": fingerprint(public)}
     if not output:
         out["secret_key"] = secret
     text = (f"public key (send to the moderator): {public}\nfingerprint: {fingerprint(public)}\n"
-            + (f"secret key written to {output}" if output else f"secret key (keep it private): {secret}"))
+            + (f"secret key written to {output} (readable by you only)" if output else f"secret key (keep it private): {secret}"))
     emit(out, as_json, text)
 
 
@@ -49,6 +66,7 @@ def demo(game: Annotated[str, typer.Option("--game-name", help="Name of the demo
     Each round's summary is printed as it ends, then the final result and the audit verdict
     (with --format html: one HTML document at the end).
 
+    \b
     Example: pbem demo --players 3 --format markdown      or      pbem demo --temp
     """
     from ..protocol.demo import run_demo

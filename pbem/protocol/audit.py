@@ -144,7 +144,8 @@ def replay_file(text: str) -> tuple[Session, tuple[int, str]]:
 
 def report_text(report: dict) -> str:
     if not report["ok"]:
-        return f"AUDIT FAILED for {report.get('game')}: {report['problem']}"
+        where = f"game {report['game']}" if report.get("game") else "this log"
+        return f"AUDIT FAILED for {where}: {report['problem']}"
     lines = [f"audit OK: game {report['game']}, {report['events']} events, chain intact up to "
              f"event {report['head']['seq']} {report['head']['hash']}",
              f"replay: {report['replay']}"]

@@ -185,8 +185,19 @@ def commit(store, game_id: str, player: str, commitment: str, round_step: tuple 
         data = {"player": player, "round": r, "step": s, "commitment": commitment.strip().lower(), "by": "player"}
         if signature is not None:
             data.update(signature=signature, nonce=nonce)
-        return [("commit", data)]
+        return [] if _already_committed(session, data) else [("commit", data)]
     return _write(store, game_id, build, at)
+
+
+def _already_committed(session: Session, data: dict) -> bool:
+    """The very same commitment again (a mail processed twice): nothing to record."""
+    step = session.sealed
+    if step is None or (data["round"], data["step"]) != (step.round, step.step):
+        return False
+    if "signature" in data:  # a signed block is never taken twice: that is a replay
+        return False
+    recorded = step.commits.get(data["player"])
+    return recorded is not None and recorded["commitment"] == data["commitment"]
 
 
 def commit_for_player(store, game_id: str, player: str, choice: str, at=None) -> Session:
@@ -434,7 +445,19 @@ def submit(store, game_id: str, text: str, at=None) -> list[dict]:
                 data["by"] = "player"
             if "sig" in payload:
                 data.update(signature=payload["sig"], nonce=body["nonce"])
+            current.update(number=number, what=f"{body['kind']} of {body['player']}")
+            if body["kind"] == "commit" and _already_committed(session, data):
+                done.append({"kind": "commit", "player": body["player"], "already_recorded": True})
+                continue
             done.append({"kind": body["kind"], "player": body["player"]})
             yield body["kind"], data
-    _write(store, game_id, build, at)
+
+    current = {"number": 0, "what": ""}
+    try:
+        _write(store, game_id, build, at)
+    except Refused as exc:
+        if len(blocks) == 1:
+            raise
+        raise Refused(f"block {current['number']} ({current['what']}): {exc}; nothing from this "
+                      f"submission was recorded (send the blocks that belong together, in order)") from None
     return done

@@ -129,12 +129,13 @@ def _check_head(last: int, hash_at: dict[int, str], expected_head: tuple[int, st
             )
         return
     if last < head_seq:
-        raise ChainError(last + 1, f"log ends at event {last} but the published head is {head_seq}")
-    if hash_at[head_seq] != head_hash:
+        raise ChainError(last + 1, f"event {last + 1}: missing (the log ends at event {last}, "
+                                   f"but the published head is event {head_seq})")
+    # a published head may be quoted by a prefix of its hash (at least 8 hex characters)
+    if not hash_at[head_seq].startswith(head_hash):
         raise ChainError(
             head_seq,
-            f"event {head_seq}: hash {short(hash_at[head_seq])} differs from the published "
-            f"head {short(head_hash)}",
+            f"event {head_seq}: hash {hash_at[head_seq]} differs from the published head {head_hash}",
         )
 
 

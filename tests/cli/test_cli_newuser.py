@@ -53,3 +53,72 @@ def test_a_reveal_may_be_spelled_as_the_player_typed_it(tmp_path):
     log = json.loads(run("log", "g", "--db", db, "--json").stdout)
     assert log[-1]["kind"] == "reveal" and log[-1]["data"]["choice"] == sealed["ani"]["choice"]
     assert run("audit", "g", "--db", db).exit_code == 0
+
+
+def _started(tmp_path, players="ani,alex"):
+    db = tmp_path / "g.db"
+    assert run("new", "g", "--players", players, "--now", "--db", db).exit_code == 0
+    return db
+
+
+def test_the_same_unsigned_commitment_twice_changes_nothing(tmp_path):
+    db = _started(tmp_path)
+    options = json.loads(run("private", "g", "ani", "--db", db, "--json").stdout)["requests"][0]["options"]
+    sealed = json.loads(run("seal", "g", "ani", options[0], "--db", db, "--json").stdout)
+    assert run("commit", "g", "ani", sealed["commitment"], "--db", db).exit_code == 0
+    log = run("log", "g", "--db", db, "--json").stdout
+    again = run("commit", "g", "ani", sealed["commitment"], "--db", db)
+    assert again.exit_code == 0 and "already recorded; nothing changed" in again.stdout
+    mail = tmp_path / "mail.txt"
+    mail.write_text(sealed["commit_block"])
+    resent = run("submit", "g", mail, "--db", db)
+    assert resent.exit_code == 0 and "already recorded" in resent.stdout
+    assert run("log", "g", "--db", db, "--json").stdout == log
+
+
+def test_a_refused_block_in_a_mail_of_several_is_named(tmp_path):
+    db = _started(tmp_path)
+    options = json.loads(run("private", "g", "ani", "--db", db, "--json").stdout)["requests"][0]["options"]
+    sealed = json.loads(run("seal", "g", "ani", options[0], "--db", db, "--json").stdout)
+    mail = tmp_path / "both.txt"
+    mail.write_text(sealed["commit_block"] + "\n" + sealed["reveal_block"])
+    log = run("log", "g", "--db", db, "--json").stdout
+    result = run("submit", "g", mail, "--db", db)
+    assert result.exit_code == 1
+    assert result.stderr.startswith("pbem: block 2 (reveal of ani): reveals open once every commitment is in")
+    assert "nothing from this submission was recorded" in result.stderr
+    assert run("log", "g", "--db", db, "--json").stdout == log
+
+
+def test_nmr_says_what_it_did(tmp_path):
+    db = _started(tmp_path)
+    result = run("nmr", "g", "ani", "--force", "--db", db)
+    assert result.exit_code == 0 and "ani marked late" in result.stdout
+
+
+def test_invisible_characters_in_names_are_refused(tmp_path):
+    for name in ("a\u200bb", "a\u202eb"):
+        result = run("new", "g", "--players", f"{name},bob", "--db", tmp_path / "g.db")
+        assert result.exit_code == 1 and "invisible character" in result.stderr
+
+
+def test_key_files_are_private_and_never_replaced_silently(tmp_path):
+    key = tmp_path / "ani.key"
+    key.write_text("old")
+    key.chmod(0o644)
+    refused = run("keygen", "-o", key)
+    assert refused.exit_code == 1 and "never replaced silently" in refused.stderr and key.read_text() == "old"
+    made = json.loads(run("keygen", "-o", key, "--force", "--json").stdout)
+    assert oct(key.stat().st_mode & 0o777) == "0o600"
+    shown = json.loads(run("keygen", "--public-of", key, "--json").stdout)
+    assert shown["public_key"] == made["public_key"]
+
+
+def test_audit_accepts_a_published_head_by_prefix(tmp_path):
+    db = _started(tmp_path)
+    head = json.loads(run("status", "g", "--db", db, "--json").stdout)["chain_head"]
+    good = run("audit", "g", "--db", db, "--head", f"{head['seq']}:{head['hash'][:10]}")
+    assert good.exit_code == 0
+    wrong = "0" if head["hash"][9] != "0" else "1"
+    bad = run("audit", "g", "--db", db, "--head", f"{head['seq']}:{head['hash'][:9]}{wrong}")
+    assert bad.exit_code == 1 and head["hash"] in bad.stdout  # the full hashes, to compare

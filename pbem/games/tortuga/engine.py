@@ -10,6 +10,8 @@ Flow of a round (see docs/rules.md for the rules in full):
 
 from __future__ import annotations
 
+import unicodedata
+
 from ..base import IllegalChoice, InvalidChoice, NotYourTurn
 from . import choices as syn
 from . import legal
@@ -42,6 +44,10 @@ def check_players(players) -> tuple[str, ...]:
             raise ValueError(f"player name {name!r} must be non-empty without surrounding spaces")
         if len(name) > 40:
             raise ValueError(f"player name {name[:20]!r}... is longer than 40 characters")
+        invisible = [c for c in name if unicodedata.category(c) in ("Cf", "Zl", "Zp")]
+        if invisible:
+            raise ValueError(f"player name {name!r} holds an invisible character "
+                             f"(U+{ord(invisible[0]):04X}) that would let two names look alike; remove it")
         bad = [c for c in NAME_FORBIDDEN if c in name]
         if bad:
             raise ValueError(f"player name {name!r} may not contain {' '.join(bad)} (used by the choice syntax)")
