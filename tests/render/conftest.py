@@ -21,7 +21,7 @@ EXAMPLES = ("two-players", "three-players", "four-players", "four-players-long")
 
 # Player names may hold any character but ',' and ':'. These must print literally everywhere.
 HOSTILE = ["<script>x</script>", "[url=x]y[/url]", "*a*_b_|c|", "{{7*7}}"]
-ODD = ["new\nline", "`tick` ~x~ #1", "&amp;\u202eevil", "@everyone"]
+ODD = ["new\nline", "`tick` ~x~ #1", "&amp;\tevil", "@everyone"]
 HOSTILE_SEED = "<img src=x onerror=alert(1)> [b]x[/b] *y* {{7*7}}\nz"
 
 
