@@ -12,7 +12,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from pbem.protocol import audit, commands
+from pbem.protocol import commands
+from pbem.store import audit
 from pbem.protocol.canonical import event_hash
 from pbem.protocol.commit import commitment_matches
 from pbem.protocol.session import signed_body

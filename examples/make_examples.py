@@ -48,7 +48,7 @@ def pbem(*args: str) -> str:
 
 def play(name: str) -> None:
     sys.path.insert(0, str(ROOT))
-    from pbem.protocol.demo import new_bot_game, play_bots
+    from pbem.render.demo import new_bot_game, play_bots
     from pbem.store import Store
     players, variant = EXAMPLES[name]
     with tempfile.TemporaryDirectory(prefix="pbem-examples-") as folder:

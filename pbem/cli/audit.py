@@ -109,7 +109,7 @@ def audit(game: Annotated[Optional[str], typer.Argument(help="A game in the data
     Example: pbem audit g1
     Example: pbem audit --file g1.jsonl --head 214:9f3a06c1    (the head a summary published)
     """
-    from ..protocol import audit as auditing
+    from ..store import audit as auditing
     if (game is None) == (file is None):
         fail("give a GAME or --file FILE", 2)
     expected = None

@@ -69,7 +69,7 @@ def demo(game: Annotated[str, typer.Option("--game-name", help="Name of the demo
     \b
     Example: pbem demo --players 3 --format markdown      or      pbem demo --temp
     """
-    from ..protocol.demo import run_demo
+    from ..render.demo import run_demo
     from .common import open_store
     echo = None if as_json else (lambda text: typer.echo(text.rstrip("\n") + "\n"))
     note = None if as_json else (lambda text: typer.echo(text, err=True))

@@ -35,12 +35,12 @@ def _held_name(round_: int, step: int, player: str) -> str:
 
 # ---------------------------------------------------------------------- reading
 
-def load(store, game_id: str, collect: bool = False) -> Session:
+def load(store, game_id: str) -> Session:
     """The game's protocol state: from the snapshot at the head (a cache that ``audit``
     checks), else by replaying the log with the moderator's private seed."""
     seed_hex = store.get_secret(game_id, SEED)
     seed = bytes.fromhex(seed_hex) if seed_hex else None
-    if not collect and seed is not None:
+    if seed is not None:
         snapshot = store.latest_snapshot(game_id)
         if snapshot is not None:
             seq, text = snapshot
@@ -54,7 +54,7 @@ def load(store, game_id: str, collect: bool = False) -> Session:
         known = store.games()
         hint = f"; games here: {', '.join(known[:10])}" if known else "; this database has no games yet (pbem new)"
         raise UnknownGame(f"no game {game_id!r}{hint}")
-    return Session.replay(game_id, events, seed, collect=collect)
+    return Session.replay(game_id, events, seed)
 
 
 # ---------------------------------------------------------------------- writing

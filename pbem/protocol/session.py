@@ -84,19 +84,15 @@ class Session:
         self.seq = 0
         self.last_at = ""
         self.seed_revealed = False
-        self.history: list[tuple[int, str, list]] | None = None  # (seq, kind, effects)
         self.public_steps: dict[tuple, dict] = {}  # seedless audit: (round, step) -> progress
 
     # ------------------------------------------------------------------ building
 
     @classmethod
-    def replay(cls, game_id: str, events, seed: bytes | None = None, collect: bool = False,
-               audit: bool = False) -> "Session":
+    def replay(cls, game_id: str, events, seed: bytes | None = None, audit: bool = False) -> "Session":
         """Replay events (Event objects or export dicts). With ``audit`` every failure is an
-        AuditFailure naming the event; ``collect`` keeps each event's effects."""
+        AuditFailure naming the event."""
         session = cls(game_id, seed)
-        if collect:
-            session.history = []
         for ev in events:
             get = ev.get if isinstance(ev, dict) else lambda k, e=ev: getattr(e, k)
             try:
@@ -110,7 +106,7 @@ class Session:
     # ------------------------------------------------------------------ snapshots
 
     def to_json(self) -> dict:
-        """Everything replay builds (but the optional history), for a snapshot."""
+        """Everything replay builds, for a snapshot."""
         step = self.sealed
         return {
             "v": 1, "game_id": self.game_id, "meta": self.meta, "keys": self.keys,
@@ -147,11 +143,6 @@ class Session:
         return session
 
     @property
-    def can_play(self) -> bool:
-        """True when the game state is known (the seed is at hand and play has started)."""
-        return self.state is not None
-
-    @property
     def finished(self) -> bool:
         return self.state is not None and self.rules.result(self.state) is not None
 
@@ -178,7 +169,6 @@ class Session:
             raise Refused(f"malformed {kind} event: data must be an object and 'at' a time")
         if at < self.last_at:
             raise Refused(f"event time {at} is earlier than the event before it ({self.last_at})")
-        effects_before = id(self.state)
         try:
             handler(data, at)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -188,9 +178,6 @@ class Session:
         self.last_at = at
         if self.state is not None:
             self._track_open(at)
-        if self.history is not None:
-            effects = self.state.effects if self.state is not None and id(self.state) != effects_before else []
-            self.history.append((self.seq, kind, list(effects)))
 
     def _on_created(self, data: dict, at: str) -> None:
         if self.meta:

@@ -83,6 +83,6 @@ def render_private(session, player: str, fmt: str):
 
 
 def render_audit(record, report: dict, fmt: str):
-    """An audit verdict alone (``report``: from ``pbem.protocol.audit``)."""
+    """An audit verdict alone (``report``: from ``pbem.store.audit``)."""
     check_format(fmt)
     return _document(record, fmt, [], None, report)

@@ -5,7 +5,7 @@ import json
 
 from pbem.cli.app import app
 from pbem.protocol import commands
-from pbem.protocol.demo import play_bots
+from pbem.render.demo import play_bots
 from pbem.store import Store
 from typer.testing import CliRunner
 

@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from pbem.protocol import audit, commands
+from pbem.protocol import commands
+from pbem.store import audit
 from pbem.protocol.canonical import GENESIS_HASH, event_hash
 from pbem.protocol.signing import generate_keypair
 from pbem.store import Store, export_lines

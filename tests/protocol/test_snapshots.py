@@ -5,8 +5,9 @@ import json
 
 import pytest
 
-from pbem.protocol import audit, commands
-from pbem.protocol.demo import play_bots
+from pbem.protocol import commands
+from pbem.store import audit
+from pbem.render.demo import play_bots
 from pbem.protocol.session import Session
 from pbem.store import Store
 

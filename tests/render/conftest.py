@@ -12,7 +12,7 @@ from types import SimpleNamespace
 import pytest
 
 from pbem.protocol import commands
-from pbem.protocol.demo import play_bots
+from pbem.render.demo import play_bots
 from pbem.render import record
 from pbem.store import Store
 

@@ -41,7 +41,7 @@ def live(tmp_path_factory, games):
         return (games.stop_mid_step(3)(session) and len(session.sealed.waiting) >= 3
                 and any(b.tiles for b in session.state.boards))
 
-    from pbem.protocol.demo import play_bots
+    from pbem.render.demo import play_bots
     play_bots(store, "live", "secrets", until=until)
     session = commands.load(store, "live")
     assert not session.finished, "the bots should not have finished the game yet"

@@ -100,7 +100,7 @@ def test_truncated_tail_found_against_published_head(filled):
     filled.db.execute("delete from events where seq > 4")
     filled.verify("g")  # a shortened chain is still a chain: only the head shows the cut
     error = first_bad(lambda: filled.verify("g", expected_head=published))
-    assert (error.seq, str(error)) == (5, "log ends at event 4 but the published head is 6")
+    assert (error.seq, str(error)) == (5, "event 5: missing (the log ends at event 4, but the published head is event 6)")
 
 
 def test_consistent_rewrite_found_against_published_head(filled):
@@ -171,9 +171,9 @@ def test_exported_row_from_another_game(rows):
 def test_exported_tail_truncated(rows):
     published = (rows[-1]["seq"], rows[-1]["hash"])
     error = first_bad(lambda: verify_chain(rows[:2], expected_head=published))
-    assert (error.seq, str(error)) == (3, "log ends at event 2 but the published head is 6")
+    assert (error.seq, str(error)) == (3, "event 3: missing (the log ends at event 2, but the published head is event 6)")
     error = first_bad(lambda: verify_chain([], expected_head=published))
-    assert str(error) == "log ends at event 0 but the published head is 6"
+    assert str(error) == "event 1: missing (the log ends at event 0, but the published head is event 6)"
 
 
 def test_exported_row_with_float_data(rows):

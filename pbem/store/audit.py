@@ -9,10 +9,8 @@ and draw, every default and every applied choice.
 
 from __future__ import annotations
 
-import hashlib
-
-from .errors import AuditFailure, Refused
-from .session import Session
+from ..protocol.errors import AuditFailure, Refused
+from ..protocol.session import Session
 
 
 def _seed_in(events) -> bytes | None:
@@ -24,7 +22,8 @@ def _seed_in(events) -> bytes | None:
 
 def _audit(game: str, rows: list[dict], seed: bytes | None, expected_head,
            keep: list | None = None, chain_checked: bool = False) -> dict:
-    from ..store import ChainError, verify_chain
+    from .chain import verify_chain
+    from .errors import ChainError
     report = {"game": game, "events": len(rows), "ok": False, "problem": None, "bad_seq": None,
               "chain": False, "replay": None, "head": None}
     try:
@@ -60,7 +59,7 @@ def audit_store(store, game: str, expected_head=None) -> dict:
         raise Refused(f"no game {game!r} in this database")
     # the body column is what was hashed: check the stored rows against it first (a damaged
     # body could not even be read as an event)
-    from ..store import ChainError
+    from .errors import ChainError
     try:
         store.verify(game, expected_head)
     except ChainError as exc:
@@ -82,7 +81,7 @@ def audit_store(store, game: str, expected_head=None) -> dict:
                           problem=f"event {len(rows) + 1}: missing (the log ends at event {len(rows)}, "
                                   f"but its snapshot was taken at event {seq})")
             return report
-        from .commands import snapshot_data
+        from ..protocol.commands import snapshot_data
         fresh = replayed[0] if seq == len(rows) else Session.replay(game, rows[:seq], seed)
         expected = snapshot_data(fresh, (seq, rows[seq - 1]["hash"]))
         if json.loads(text) != json.loads(json.dumps(expected)):
@@ -93,7 +92,8 @@ def audit_store(store, game: str, expected_head=None) -> dict:
 
 
 def audit_file(text: str, expected_head=None) -> dict:
-    from ..store import StoreError, read_export
+    from .errors import StoreError
+    from .export import read_export
     try:
         rows = read_export(text)
     except StoreError as exc:
@@ -108,7 +108,9 @@ def _unreadable_file(text: str, exc: Exception, expected_head) -> dict:
     """A line of the file cannot be read as an event: when every line before it reads and
     chains from the start, that line holds the first bad event, so name its number."""
     import re
-    from ..store import ChainError, StoreError, read_export, verify_chain
+    from .chain import verify_chain
+    from .errors import ChainError, StoreError
+    from .export import read_export
     report = {"game": None, "events": 0, "ok": False, "chain": False, "replay": None,
               "problem": str(exc), "bad_seq": None, "head": None}
     found = re.match(r"line (\d+) ", str(exc))
@@ -127,21 +129,6 @@ def _unreadable_file(text: str, exc: Exception, expected_head) -> dict:
     return report
 
 
-def replay_file(text: str) -> tuple[Session, tuple[int, str]]:
-    """Replay an exported game (its seed must be revealed) with every event's effects."""
-    from ..store import read_export, verify_chain
-    rows = read_export(text)
-    if not rows:
-        raise Refused("the file holds no events")
-    verify_chain(rows)
-    seed = _seed_in(rows)
-    if seed is None:
-        raise Refused("this export has no revealed seed, so rolls cannot be replayed; "
-                      "ask the moderator for an export after 'pbem reveal-seed' (or audit it with 'pbem audit --file')")
-    session = Session.replay(rows[0]["game"], rows, seed, collect=True, audit=True)
-    return session, (rows[-1]["seq"], rows[-1]["hash"])
-
-
 def report_text(report: dict) -> str:
     if not report["ok"]:
         where = f"game {report['game']}" if report.get("game") else "this log"
@@ -152,7 +139,3 @@ def report_text(report: dict) -> str:
     if report.get("scores"):
         lines.append("final scores: " + ", ".join(f"{p} {s}" for p, s in report["scores"].items()))
     return "\n".join(lines)
-
-
-def seed_matches(seed_hex: str, seed_hash: str) -> bool:
-    return hashlib.sha256(bytes.fromhex(seed_hex)).hexdigest() == seed_hash

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 import secrets
 
-from . import audit as auditing
-from . import commands
+from ..protocol import commands
+from ..store import audit as auditing
 
 NAMES = ("ani", "alex", "frank", "lothar")
 
@@ -60,7 +60,7 @@ def run_demo(store, game_id: str | None, players: int, variant: str, bot_seed: s
              fmt: str = "text", echo=None, note=None) -> dict:
     """Play a demo game; ``echo`` gets each round's summary as it ends (in ``fmt``), then the
     final result and the audit verdict (html: one document at the end); ``note`` a hint."""
-    from ..render import record, summary
+    from . import record, summary
     game_id = game_id or f"demo-{secrets.token_hex(3)}"
     new_bot_game(store, game_id, NAMES[:players], variant)
 
