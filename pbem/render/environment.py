@@ -25,7 +25,9 @@ def templates_dir() -> Path:
     if override:
         return Path(override)
     import pbem
-    return Path(pbem.__file__).resolve().parent.parent / "templates"
+    # pbem/templates is a link to the top-level templates/ folder in a checkout, and the
+    # folder itself in an installed wheel (package data); either way it is found here
+    return Path(pbem.__file__).parent / "templates"
 
 
 def check_format(fmt: str) -> str:
