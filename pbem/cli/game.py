@@ -140,7 +140,24 @@ def status(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
     if report is None:
         from ..protocol import commands, reports
         report = reports.status(commands.load(store, game), store.head(game))
+    _mark_overdue(report)
     emit(report, as_json, _status_text(report))
+
+
+def _due_text(entry: dict) -> str:
+    if "due" not in entry:
+        return ""
+    return f", due {entry['due'].replace('T', ' ').replace('Z', ' UTC')}" + (" - OVERDUE" if entry.get("overdue") else "")
+
+
+def _mark_overdue(report: dict) -> dict:
+    """'overdue' depends on the clock, so it is added when reporting, not cached."""
+    from datetime import datetime, timezone
+    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    for entry in report.get("waiting", []):
+        if "due" in entry:
+            entry["overdue"] = entry["due"] <= now
+    return report
 
 
 def _cached_status(store, game: str):
@@ -161,7 +178,8 @@ def _status_text(r: dict) -> str:
         lines.append(f"round {r['round']}, step {r['step']}, phase {r['phase']}; start player {safe(r.get('start_player'))}")
         if r["waiting"]:
             lines.append("waiting for: " + "; ".join(
-                f"{safe(w['player'])} ({w['kind']}{', sealed' if w['sealed'] else ''})" for w in r["waiting"]))
+                f"{safe(w['player'])} ({w['kind']}{', sealed' if w['sealed'] else ''}"
+                f"{_due_text(w)})" for w in r["waiting"]))
     if r["finished"]:
         lines.append("finished: " + ", ".join(f"{safe(p)} {s}" for p, s in r["scores"].items())
                      + f"; winner(s): {', '.join(map(safe, r['winners']))}")

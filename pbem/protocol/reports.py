@@ -11,20 +11,38 @@ from .session import Session
 
 
 def waiting(session: Session) -> list[dict]:
-    """Who owes what now: sealed commitments or reveals, and open decisions."""
+    """Who owes what now: sealed commitments or reveals, and open decisions; with the time
+    each became owed (``since``) and, in a game with a deadline, when it is ``due``."""
     out = []
     if session.seed_revealed:  # the game takes no more moves
         return out
     step = session.sealed
     if step is not None:
         if not step.all_committed:
-            out += [{"player": p, "kind": "commit", "sealed": True} for p in step.owes_commit()]
+            out += [_entry(session, p, "commit", True, step.kind) for p in step.owes_commit()]
         else:
-            out += [{"player": p, "kind": "reveal", "sealed": True} for p in step.owes_reveal()]
+            out += [_entry(session, p, "reveal", True, "reveal") for p in step.owes_reveal()]
     for request in session.pending():
         if not request.sealed:
-            out.append({"player": request.player, "kind": request.kind, "sealed": False})
+            out.append(_entry(session, request.player, request.kind, False, request.kind))
     return out
+
+
+def _entry(session: Session, player: str, kind: str, sealed: bool, clock: str) -> dict:
+    entry = {"player": player, "kind": kind, "sealed": sealed}
+    since = session.opened_at.get((player, clock))
+    if since:
+        entry["since"] = since
+        deadline = session.meta.get("deadline_seconds")
+        if deadline:
+            entry["due"] = due_time(since, deadline)
+    return entry
+
+
+def due_time(since: str, seconds: int) -> str:
+    from datetime import datetime, timedelta
+    fmt = "%Y-%m-%dT%H:%M:%SZ"
+    return (datetime.strptime(since, fmt) + timedelta(seconds=seconds)).strftime(fmt)
 
 
 def status(session: Session, head: tuple[int, str]) -> dict:
@@ -72,6 +90,10 @@ def private(session: Session, player: str) -> dict:
     for r in [] if session.seed_revealed else session.requests_of(player):
         entry = {"kind": r.kind, "sealed": r.sealed, "default": r.default, "syntax": r.syntax,
                  "round": r.round, "step": r.step}
+        owed = next((w for w in waiting(session) if w["player"] == player
+                     and (w["kind"] == r.kind or (r.sealed and w["sealed"]))), {})
+        if "due" in owed:
+            entry["due"] = owed["due"]
         if r.options is not None:
             entry["options"] = list(r.options)
         if r.sealed and step is not None:

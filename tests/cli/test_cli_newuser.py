@@ -122,3 +122,19 @@ def test_audit_accepts_a_published_head_by_prefix(tmp_path):
     wrong = "0" if head["hash"][9] != "0" else "1"
     bad = run("audit", "g", "--db", db, "--head", f"{head['seq']}:{head['hash'][:9]}{wrong}")
     assert bad.exit_code == 1 and head["hash"] in bad.stdout  # the full hashes, to compare
+
+
+def test_deadlines_are_shown_and_overdue_requests_flagged(tmp_path):
+    from pbem.protocol import commands
+    from pbem.store import Store
+
+    db = tmp_path / "g.db"
+    store = Store(db)
+    commands.create_game(store, "old", "tortuga", ["ani", "alex"], {}, deadline_seconds=3600,
+                         start=True, at="2020-01-01T00:00:00Z")
+    report = json.loads(run("status", "old", "--db", db, "--json").stdout)
+    assert {(w["player"], w["due"], w["overdue"]) for w in report["waiting"]} == {
+        ("ani", "2020-01-01T01:00:00Z", True), ("alex", "2020-01-01T01:00:00Z", True)}
+    assert "due 2020-01-01 01:00:00 UTC - OVERDUE" in run("status", "old", "--db", db).stdout
+    assert "Due 2020-01-01 01:00:00 UTC." in run("private", "old", "ani", "--db", db).stdout
+    assert run("nmr", "old", "ani", "--db", db).exit_code == 0  # past the deadline: no --force needed
