@@ -23,7 +23,7 @@ def _check_status(status: dict, game: str) -> None:
     assert status["game"] == game
     assert set(status["chain_head"]) == {"seq", "hash"} and _is_hash(status["chain_head"]["hash"])
     for entry in status["waiting"]:
-        assert set(entry) == {"player", "kind", "sealed"}, entry
+        assert {"player", "kind", "sealed"} <= set(entry) <= {"player", "kind", "sealed", "since", "due", "overdue"}, entry
         assert isinstance(entry["sealed"], bool)
 
 
