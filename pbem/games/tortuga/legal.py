@@ -6,10 +6,11 @@ and depend only on public information and the player's own secrets.
 
 from __future__ import annotations
 
+from functools import lru_cache
 from itertools import combinations
 
 from .choices import format_dice, format_order
-from .model import ACTIONS, BOARD, COLOURS, RAID, SKULL, State, capacity
+from .model import ACTIONS, BOARD, COLOURS, DICE_ROOM, RAID, SKULL, State, capacity
 
 # Default preference for chests: purple scores double; white is wild in Tortuga.
 CHEST_RANK = {"purple": 0, "white": 1, "red": 2, "blue": 3, "yellow": 4}
@@ -62,21 +63,29 @@ def any_fits(board) -> bool:
 
 def legal_selections(board) -> list[tuple[int, ...]]:
     """Every legal selection, smallest first, then in letter order."""
-    free = [d for d in range(5) if board.roll[d] is not None and board.dice[d] is None]
-    skulls = [d for d in free if board.roll[d] == SKULL]
+    return list(_legal_selections(tuple(board.roll), tuple(board.dice), board.room(BOARD) + board.dice.count(BOARD),
+                                  board.room(RAID) + board.dice.count(RAID)))
+
+
+@lru_cache(maxsize=4096)
+def _legal_selections(roll, dice_on, board_cap, raid_cap) -> tuple:
+    # everything a selection's legality depends on is in the arguments, so it is cached
+    limits = (DICE_ROOM, DICE_ROOM, DICE_ROOM, board_cap, raid_cap)
+    free = [d for d in range(5) if roll[d] is not None and dice_on[d] is None]
+    skulls = [d for d in free if roll[d] == SKULL]
     found = [c for size in range(1, len(skulls) + 1) for c in combinations(skulls, size)]
     for action in range(5):
-        dice = [d for d in free if board.roll[d] == action]
-        room = board.room(action) if dice else 0
+        dice = [d for d in free if roll[d] == action]
+        room = max(0, limits[action] - dice_on.count(action)) if dice else 0
         if not room:
             continue
         pool = sorted(dice + skulls)
         for size in range(1, min(room, len(pool)) + 1):
             for combo in combinations(pool, size):
-                if any(board.roll[d] == action for d in combo):
+                if any(roll[d] == action for d in combo):
                     found.append(combo)
     found.sort(key=lambda c: (len(c), c))
-    return found
+    return tuple(found)
 
 
 def select_options(board) -> list[str]:
@@ -89,11 +98,16 @@ def default_select(state: State, seat: int) -> str:
     the room); the largest total wins, ties to the earlier action. Skulls stay in hand
     unless nothing else fits; then one skull (the earliest letter) is selected."""
     board = state.boards[seat]
-    faces = state.faces
+    return _default_select(tuple(board.roll), tuple(board.dice),
+                           tuple(board.room(a) for a in range(5)), state.faces)
+
+
+@lru_cache(maxsize=4096)
+def _default_select(roll, dice_on, rooms, faces) -> str:
     best, best_total = None, 0
     for action in range(5):
-        dice = [d for d in range(5) if board.dice[d] is None and board.roll[d] == action]
-        room = board.room(action)
+        dice = [d for d in range(5) if dice_on[d] is None and roll[d] == action]
+        room = rooms[action]
         if not dice or not room:
             continue
         dice.sort(key=lambda d: (-faces[d][action], d))
@@ -102,7 +116,7 @@ def default_select(state: State, seat: int) -> str:
         if total > best_total:
             best, best_total = chosen, total
     if best is None:
-        skulls = [d for d in range(5) if board.dice[d] is None and board.roll[d] == SKULL]
+        skulls = [d for d in range(5) if dice_on[d] is None and roll[d] == SKULL]
         best = skulls[:1]
     return format_dice(best)
 
