@@ -9,7 +9,7 @@ from typing import Annotated, List, Optional
 import typer
 
 from .audit import FormatOption
-from .common import DbOption, GameArg, JsonOption, PlayerArg, emit, handled, open_store, parse_duration, safe
+from .common import DbOption, GameArg, JsonOption, PlayerArg, emit, fail, handled, open_store, parse_duration, safe
 
 
 def register(app: typer.Typer) -> None:
@@ -48,8 +48,11 @@ def new(
     if start_player:
         options["start"] = start_player
     if faces:
-        from ..games.tortuga.faces import parse
-        options["faces"] = [list(r) for r in parse(faces.read_text(encoding="utf-8"))]
+        from .. import games
+        rules = games.get(game_type)
+        if not hasattr(rules, "parse_face_table"):
+            fail(f"the game {game_type} has no dice face table", 2)
+        options["faces"] = rules.parse_face_table(faces.read_text(encoding="utf-8"))
     key_map = {}
     for item in keys or []:
         player, sep, public = item.partition("=")

@@ -138,3 +138,15 @@ def test_deadlines_are_shown_and_overdue_requests_flagged(tmp_path):
     assert "due 2020-01-01 01:00:00 UTC - OVERDUE" in run("status", "old", "--db", db).stdout
     assert "Due 2020-01-01 01:00:00 UTC." in run("private", "old", "ani", "--db", db).stdout
     assert run("nmr", "old", "ani", "--db", db).exit_code == 0  # past the deadline: no --force needed
+
+
+def test_a_face_table_file_is_loaded_through_the_game(tmp_path):
+    table = tmp_path / "faces.txt"
+    table.write_text("A: 5 4 3 2 1\nB: 1 2 3 4 5\nC: 2 3 4 5 1\nD: 3 4 5 1 2\nE: 4 5 1 2 3\n")
+    db = tmp_path / "g.db"
+    assert run("new", "g", "--players", "ani,bob", "--faces", table, "--now", "--db", db).exit_code == 0
+    created = json.loads(run("log", "g", "--db", db, "--json").stdout)[0]["data"]
+    assert created["options"]["faces"][0] == [5, 4, 3, 2, 1]
+    table.write_text("A: 5 5 3 2 1\nB: 1 2 3 4 5\nC: 2 3 4 5 1\nD: 3 4 5 1 2\nE: 4 5 1 2 3\n")
+    bad = run("new", "h", "--players", "ani,bob", "--faces", table, "--db", db)
+    assert bad.exit_code == 1 and "die A must show the values 1 to 5 once each" in bad.stderr

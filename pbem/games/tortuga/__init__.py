@@ -32,6 +32,12 @@ def pending(state: State) -> list[Request]:
     return out
 
 
+def parse_face_table(text: str) -> list[list[int]]:
+    """A dice face table file (format in faces.py) as the ``faces`` option of ``setup``."""
+    from .faces import parse
+    return [list(row) for row in parse(text)]
+
+
 def normalize(kind: str, text: str) -> str:
     """The canonical form of a choice's text, without a state (for offline sealing)."""
     if kind == "select":
