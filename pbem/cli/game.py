@@ -121,14 +121,40 @@ def start(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
 
 @handled
 def list_games(db: DbOption = None, as_json: JsonOption = False):
-    """List the games in the database.
+    """List the games in the database, each with its state and who is awaited.
 
     \b
     Example: pbem games
     """
     store = open_store(db)
     names = store.games()
-    emit({"games": names}, as_json, "\n".join(names) if names else "no games yet (pbem new)")
+    rows = []
+    for name in names:
+        report = _cached_status(store, name)
+        if report is None:
+            from ..protocol import commands, reports
+            report = reports.status(commands.load(store, name), store.head(name))
+        _mark_overdue(report)
+        rows.append({"game": name, "players": report["players"], "started": report["started"],
+                     "round": report["round"], "phase": report["phase"], "finished": report["finished"],
+                     "waiting": sorted({w["player"] for w in report["waiting"]}),
+                     "overdue": sorted({w["player"] for w in report["waiting"] if w.get("overdue")})})
+    emit({"games": names, "details": rows}, as_json,
+         "\n".join(_game_line(r) for r in rows) if rows else "no games yet (pbem new)")
+
+
+def _game_line(r: dict) -> str:
+    if r["finished"]:
+        state = "finished"
+    elif not r["started"]:
+        state = "not started"
+    elif not r["waiting"]:
+        state = "play ended (seed revealed)"
+    else:
+        state = f"round {r['round']}, {r['phase']}; waiting for {', '.join(map(safe, r['waiting']))}"
+        if r["overdue"]:
+            state += f" (OVERDUE: {', '.join(map(safe, r['overdue']))})"
+    return f"{r['game']}: {state}"
 
 
 @handled

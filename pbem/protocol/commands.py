@@ -11,10 +11,12 @@ from __future__ import annotations
 
 import json
 import re
+import secrets
 from datetime import datetime, timezone
 
 from .. import games
 from ..games.base import ChoiceError
+from .canonical import sha256_hex
 from .commit import make_commitment, new_salt, parse_commitment, parse_salt
 from .errors import Refused, UnknownGame
 from .rng import RandomSource
@@ -128,15 +130,14 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
         rules.setup(players, options, RandomSource.for_testing("options check"))  # dry run
     except ValueError as exc:
         raise Refused(str(exc)) from None
-    seed = __import__('secrets').token_bytes(32)
-    import hashlib
+    seed = secrets.token_bytes(32)
     with store.transaction():
         if store.has_game(game_id):
             raise Refused(f"a game named {game_id!r} already exists; choose another name")
         store.put_secret(game_id, SEED, seed.hex())
         session = Session(game_id, seed)
         data = {"game_type": game_type, "players": list(players), "options": options,
-                "seed_hash": hashlib.sha256(seed).hexdigest(),
+                "seed_hash": sha256_hex(seed),
                 "require_signatures": require_signatures, "deadline_seconds": deadline_seconds,
                 "keys": dict(keys or {})}
         events = [("created", data)]
@@ -344,7 +345,7 @@ def decide_offline(token: str, choice: str, secret_key: str | None) -> dict:
     from .armour import armour
     from .signing import sign
     data = {"player": ctx["player"], "round": ctx["round"], "step": ctx["step"],
-            "nonce": __import__("secrets").token_hex(8), "choice": text}
+            "nonce": secrets.token_hex(8), "choice": text}
     body = signed_body(ctx["game"], "decide", data)
     payload = {"body": body}
     if secret_key:
@@ -380,7 +381,7 @@ def signed_blocks(sealed: dict, secret_key: str | None) -> dict:
     out = {}
     for kind in ("commit", "reveal"):
         data = {"player": sealed["player"], "round": sealed["round"], "step": sealed["step"],
-                "nonce": __import__('secrets').token_hex(8), "commitment": sealed["commitment"],
+                "nonce": secrets.token_hex(8), "commitment": sealed["commitment"],
                 "choice": sealed["choice"], "salt": sealed["salt"]}
         body = signed_body(sealed["game"], kind, data)
         payload = {"body": body}
@@ -408,7 +409,7 @@ def decision_block(session: Session, player: str, choice: str, secret_key: str |
     from .armour import armour
     from .signing import sign
     data = {"player": player, "round": session.state.round, "step": session.state.step,
-            "nonce": __import__('secrets').token_hex(8), "choice": choice}
+            "nonce": secrets.token_hex(8), "choice": choice}
     body = signed_body(session.game_id, "decide", data)
     payload = {"body": body}
     if secret_key:

@@ -51,8 +51,10 @@ def check_players(players) -> tuple[str, ...]:
         bad = [c for c in NAME_FORBIDDEN if c in name]
         if bad:
             raise ValueError(f"player name {name!r} may not contain {' '.join(bad)} (used by the choice syntax)")
-        if name.lower() in ("forfeit", "none", "go") or name.lower() in seen:
-            raise ValueError(f"player name {name!r} is reserved or given twice")
+        if name.lower() in ("forfeit", "none", "go"):
+            raise ValueError(f"player name {name!r} is reserved by the choice syntax; choose another")
+        if name.lower() in seen:
+            raise ValueError(f"player name {name!r} is given twice (names differ by more than case)")
         seen.add(name.lower())
     return players
 
