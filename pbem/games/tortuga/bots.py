@@ -10,7 +10,7 @@ import random
 
 from . import legal
 from .engine import default_for, open_requests, options_for
-from .model import ACTIONS, COLOURS, State
+from .model import State
 from .choices import format_order
 
 

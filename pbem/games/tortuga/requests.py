@@ -1,0 +1,101 @@
+"""Which requests are open, their legal options and their documented defaults."""
+
+from __future__ import annotations
+
+from . import legal
+from .model import ACTIONS, BOARD, CREW, FLEET, HUNT, RAID, State
+
+FCH = (FLEET, CREW, HUNT)
+
+
+def open_requests(state: State) -> list[tuple[int, str, bool]]:
+    """(seat, kind, sealed) for every request open now, in seat order from the start player."""
+    s = state
+    out = []
+    if s.phase == "roll":
+        if s.rolling:
+            out += [(seat, "select", True) for seat in s.clockwise()
+                    if seat in s.rolling and str(seat) not in s.sealed]
+        elif s.skull_queue:
+            out.append((s.skull_queue[0], "skull", False))
+        out += [(seat, "select", False) for seat in s.open_select]
+        out += [(seat, "bonus", False) for seat in s.clockwise() if s.boards[seat].bonus_owed]
+    elif s.phase == "actions":
+        out += [(seat, kind, False) for seat, kind, _key in _stage_requests(s)]
+    elif s.phase == "move":
+        out += [(seat, "order", False) for seat in s.clockwise() if str(seat) not in s.orders]
+    return out
+
+
+def owed_by(state: State, seat: int) -> dict[str, bool]:
+    """kind -> sealed for the requests open to one seat (what ``open_requests`` lists for
+    it, computed without listing everyone's)."""
+    s = state
+    owed = {}
+    if s.phase == "roll":
+        if s.rolling and seat in s.rolling and str(seat) not in s.sealed:
+            owed["select"] = True
+        elif not s.rolling and s.skull_queue and s.skull_queue[0] == seat:
+            owed["skull"] = False
+        if seat in s.open_select:
+            owed["select"] = False
+        if s.boards[seat].bonus_owed:
+            owed["bonus"] = False
+    elif s.phase == "actions":
+        owed = {kind: False for other, kind, _key in _stage_requests(s) if other == seat}
+    elif s.phase == "move" and str(seat) not in s.orders:
+        owed["order"] = False
+    return owed
+
+
+def _stage_requests(s: State) -> list[tuple[int, str, str]]:
+    if s.stage == "fch":
+        wanted = [(a, pos) for a in FCH for pos in (1, 2)]
+    else:
+        wanted = [(BOARD if s.stage.startswith("board") else RAID, int(s.stage[-1]))]
+    out = []
+    for action, pos in wanted:
+        seat = s.positions[action][pos - 1]
+        key = f"{ACTIONS[action]}:{pos}"
+        if seat is not None and key not in s.decisions:
+            out.append((seat, ACTIONS[action], key))
+    return out
+
+
+def options_for(state: State, seat: int, kind: str) -> list[str] | None:
+    """The exact legal choice strings (None when there are too many to list)."""
+    if kind == "select":
+        opts = legal.select_options(state.boards[seat])
+        return [o for o in opts if o != "none"] or opts
+    if kind == "skull":
+        return legal.skull_options(state, seat)
+    if kind == "bonus":
+        return legal.bonus_options(state, seat)
+    if kind == "order":
+        return legal.order_options(state, seat)
+    action = ACTIONS.index(kind)
+    pos = _position(state, seat, action)
+    if action in FCH:
+        return [f"{kind}:go", f"{kind}:forfeit"]
+    return legal.target_options(state, seat, action, pos)
+
+
+def default_for(state: State, seat: int, kind: str) -> str:
+    if kind == "select":
+        return legal.default_select(state, seat) if _has_legal(state, seat) else "none"
+    if kind == "skull":
+        return legal.skull_options(state, seat)[0]
+    if kind == "bonus":
+        return legal.default_bonus(state, seat)
+    if kind == "order":
+        return legal.default_order(state, seat)
+    return f"{kind}:forfeit"
+
+
+def _has_legal(state, seat) -> bool:
+    return legal.any_fits(state.boards[seat])
+
+
+def _position(state: State, seat: int, action: int) -> int:
+    first, second = state.positions[action]
+    return 1 if first == seat else 2
