@@ -17,7 +17,7 @@ from datetime import datetime, timezone
 from .. import games
 from ..games.base import ChoiceError
 from .canonical import sha256_hex
-from .commit import make_commitment, new_salt, parse_commitment, parse_salt
+from .commit import make_commitment, new_salt, parse_salt
 from .errors import Refused, UnknownGame
 from .rng import RandomSource
 from .session import Session, signed_body
