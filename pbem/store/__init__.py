@@ -6,16 +6,22 @@ the command line alone turns those into messages and exit codes.
 
 from __future__ import annotations
 
+import importlib
 from typing import TYPE_CHECKING, Any
 
-from .chain import verify_chain
 from .errors import ChainError, StoreError
-from .event import Event
-from .export import export_lines, read_export
-from .faults import maybe_crash
 
 if TYPE_CHECKING:
+    from .chain import verify_chain
+    from .event import Event
+    from .export import export_lines, read_export
+    from .faults import maybe_crash
     from .store import Store
+
+# Everything but the errors is imported on first use: `pbem status` reads one row and
+# should not pay for sqlite-utils, the chain checker or the export reader at start-up.
+_LAZY = {"Store": "store", "Event": "event", "verify_chain": "chain", "export_lines": "export",
+         "read_export": "export", "maybe_crash": "faults"}
 
 __all__ = [
     "ChainError",
@@ -30,14 +36,10 @@ __all__ = [
 
 
 def __getattr__(name: str) -> Any:
-    # sqlite-utils takes a large share of start-up time; auditing an exported file
-    # (read_export + verify_chain) needs none of it, so Store is imported on first use.
-    if name == "Store":
-        from .store import Store
-
-        return Store
+    if name in _LAZY:
+        return getattr(importlib.import_module(f".{_LAZY[name]}", __name__), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__() -> list[str]:
-    return sorted(set(globals()) | {"Store"})
+    return sorted(set(globals()) | set(_LAZY))

@@ -19,7 +19,6 @@ from typing import Iterator
 
 from pbem.protocol.canonical import GENESIS_HASH, CanonicalError, canonical_text, event_hash
 
-from .chain import check_chain
 from .errors import StoreError
 from .event import AT_PATTERN, HASHED_FIELDS, Event, utc_now
 from .faults import maybe_crash
@@ -217,6 +216,8 @@ class Store:
         canonical JSON of an event object that agrees with the row's own columns, so
         editing either the body or the columns is found.
         """
+        from .chain import check_chain
+
         rows, problems = [], {}
         for index, row in enumerate(self._rows(game)):
             event, problem = _event_from_body(row)
