@@ -77,7 +77,8 @@ def _brief(kind: str, data: dict) -> str:
 
 @handled
 def export(game: GameArg,
-           output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write to this file (default: standard output).")] = None,
+           output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write to this new file (default: standard output).")] = None,
+           force: Annotated[bool, typer.Option("--force", help="Replace an existing output file (never the database).")] = False,
            db: DbOption = None):
     """The log as JSON Lines, for anyone to audit (public: the seed only once revealed).
 
@@ -85,6 +86,12 @@ def export(game: GameArg,
     Example: pbem export g1 -o g1.jsonl
     """
     from ..store import export_lines
+    from .common import db_path
+    if output is not None:
+        if output.exists() and output.resolve() == db_path(db).resolve():
+            fail(f"{output} is the games database itself; export to another file")
+        if output.exists() and not force:
+            fail(f"{output} exists; choose another file name, or add --force to replace it")
     store = open_store(db)
     events = store.events(game)
     if not events:

@@ -91,7 +91,10 @@ def parse_duration(value: Optional[str]) -> int | None:
     units = {"m": 60, "h": 3600, "d": 86400}
     text = value.strip().lower()
     if len(text) >= 2 and text[-1] in units and text[:-1].isdigit() and int(text[:-1]) > 0:
-        return int(text[:-1]) * units[text[-1]]
+        seconds = int(text[:-1]) * units[text[-1]]
+        if seconds <= 365 * 86400:
+            return seconds
+        raise typer.BadParameter(f"{value!r}: a deadline of more than a year (365d) is not a deadline")
     raise typer.BadParameter(f"{value!r}: give a duration like 30m, 48h or 3d")
 
 

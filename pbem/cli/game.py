@@ -43,7 +43,8 @@ def new(
     Example: pbem new g1 --players ani,alex,frank,lothar --start ani --deadline 48h
     """
     from ..protocol import commands
-    names = [p.strip() for p in players.split(",")]
+    import unicodedata
+    names = [unicodedata.normalize("NFC", p.strip()) for p in players.split(",")]  # one spelling per letter
     options = {"variant": variant}
     if start_player:
         options["start"] = start_player
@@ -144,6 +145,8 @@ def list_games(db: DbOption = None, as_json: JsonOption = False):
 
 
 def _game_line(r: dict) -> str:
+    if r.get("seed_revealed") and not r["finished"] and r["started"]:
+        lines.append("play has ended: the server seed was revealed before the end (reveal-seed --force)")
     if r["finished"]:
         state = "finished"
     elif not r["started"]:
@@ -209,6 +212,8 @@ def _status_text(r: dict) -> str:
             lines.append("waiting for: " + "; ".join(
                 f"{safe(w['player'])} ({w['kind']}{', sealed' if w['sealed'] else ''}"
                 f"{_due_text(w)})" for w in r["waiting"]))
+    if r.get("seed_revealed") and not r["finished"] and r["started"]:
+        lines.append("play has ended: the server seed was revealed before the end (reveal-seed --force)")
     if r["finished"]:
         lines.append("finished: " + ", ".join(f"{safe(p)} {s}" for p, s in r["scores"].items())
                      + f"; winner(s): {', '.join(map(safe, r['winners']))}")

@@ -48,6 +48,10 @@ def seal(
         session = commands.load(open_store(db), args[0])
         sealed = commands.seal(session, args[1], args[2])
     secret = key_file.read_text(encoding="utf-8").strip() if key_file else None
+    signed_game = (commands_token_signed(context) if context is not None
+                   else bool(session.meta.get("require_signatures")))
+    if signed_game and secret is None:
+        fail("this game requires signed submissions: add --key YOUR.key (from pbem keygen)")
     blocks = commands.signed_blocks(sealed, secret)
     out = {"commitment": sealed["commitment"], "salt": sealed["salt"], "choice": sealed["choice"],
            "game": sealed["game"], "player": sealed["player"], "round": sealed["round"],
@@ -187,6 +191,11 @@ def nmr(game: GameArg, player: PlayerArg,
                         if e.kind == "default" and e.data.get("player") == player), None)
         what = f"default applied: {applied}" if applied else "default applied"
     _report(store, session, game, as_json, f"{safe(player)} {what}")
+
+
+def commands_token_signed(token: str) -> bool:
+    from ..protocol.token import read_token
+    return bool(read_token(token).get("signatures"))
 
 
 def _report(store, session, game: str, as_json: bool, text: str, extra: dict | None = None) -> None:

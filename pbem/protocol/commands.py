@@ -332,6 +332,8 @@ def context_token(session: Session, player: str) -> str | None:
 def decide_offline(token: str, choice: str, secret_key: str | None) -> dict:
     """A (signed) decision block made with only a private message's token."""
     ctx = read_token(token)
+    if ctx.get("signatures") and not secret_key:
+        raise Refused("this game requires signed submissions: add --key YOUR.key (from pbem keygen)")
     if ctx.get("sealed", True):
         raise Refused("this token is for a sealed choice: seal it with pbem seal --context TOKEN CHOICE")
     options = ctx.get("options")
@@ -441,6 +443,12 @@ def submit(store, game_id: str, text: str, at=None) -> list[dict]:
             missing = [k for k in ("player", "round", "step", "nonce", *wanted) if k not in body]
             if missing:
                 raise Refused(f"submission block {number} lacks {', '.join(missing)}")
+            if any(type(body[k]) is not int for k in ("round", "step")) or not all(
+                    isinstance(body[k], str) for k in ("player", "nonce", *wanted)):
+                raise Refused(f"submission block {number} is malformed: round and step must be whole "
+                              f"numbers, the other fields text")
+            if body.get("v") != 1 or set(body) - {"v", "game", "kind", "player", "round", "step", "nonce", *wanted}:
+                raise Refused(f"submission block {number} is not a version 1 {body['kind']} (unknown fields or version)")
             data = {k: body[k] for k in ("player", "round", "step", *wanted)}
             if body["kind"] != "decide":
                 data["by"] = "player"

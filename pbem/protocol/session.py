@@ -196,7 +196,7 @@ class Session:
 
     def _before_start(self, what: str) -> None:
         if self.started:
-            raise Refused(f"{what} only before play starts (game {self.game_id} has started)")
+            raise Refused(f"game {self.game_id} has already started: {what} only before that")
 
     def _on_key(self, data: dict, at: str) -> None:
         self._before_start("keys can be registered")
@@ -264,7 +264,9 @@ class Session:
         signature = data.get("signature")
         if signature is None:
             if signed_game and by == "player":
-                raise Refused(f"this game requires signed submissions: send {kind} as a signed block (pbem seal --key ...)")
+                how = ("pbem decide --context TOKEN CHOICE --key FILE" if kind == "decide"
+                       else "pbem seal --context TOKEN CHOICE --key FILE")
+                raise Refused(f"this game requires signed submissions: the player makes a signed block with {how}")
             return
         from .signing import verify
         player = data["player"]
@@ -272,8 +274,8 @@ class Session:
             raise Refused(f"{player} has no registered key in this game, so a signed block cannot be checked; "
                           f"send the choice unsigned (keys can only be registered before play starts)")
         nonce = data.get("nonce")
-        if not isinstance(nonce, str) or not nonce:
-            raise Refused("a signed submission needs a nonce")
+        if not isinstance(nonce, str) or not 1 <= len(nonce) <= 64:
+            raise Refused("a signed submission needs a nonce of 1 to 64 characters")
         if nonce in self.nonces:
             raise Refused(f"this signed {kind} was already used (replayed submission); sign a fresh one")
         if not verify(self.keys[player], signed_body(self.game_id, kind, data), signature):

@@ -45,6 +45,8 @@ class Store:
             if not create and not where.exists():
                 raise StoreError(f"no games database at {where}; create a game with 'pbem new', "
                                  "or point --db / PBEM_DB at your database")
+            if not create and where.stat().st_size == 0:
+                raise StoreError(f"{where} is an empty file, not a games database")
             where.parent.mkdir(parents=True, exist_ok=True)
         try:
             self._open(busy_timeout_ms)

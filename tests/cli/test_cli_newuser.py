@@ -99,7 +99,7 @@ def test_nmr_says_what_it_did(tmp_path):
 def test_invisible_characters_in_names_are_refused(tmp_path):
     for name in ("a\u200bb", "a\u202eb"):
         result = run("new", "g", "--players", f"{name},bob", "--db", tmp_path / "g.db")
-        assert result.exit_code == 1 and "invisible character" in result.stderr
+        assert result.exit_code == 1 and "invisible or look-alike character" in result.stderr
 
 
 def test_key_files_are_private_and_never_replaced_silently(tmp_path):
@@ -150,3 +150,49 @@ def test_a_face_table_file_is_loaded_through_the_game(tmp_path):
     table.write_text("A: 5 5 3 2 1\nB: 1 2 3 4 5\nC: 2 3 4 5 1\nD: 3 4 5 1 2\nE: 4 5 1 2 3\n")
     bad = run("new", "h", "--players", "ani,bob", "--faces", table, "--db", db)
     assert bad.exit_code == 1 and "die A must show the values 1 to 5 once each" in bad.stderr
+
+
+def test_export_never_overwrites_the_database_or_a_file_silently(tmp_path):
+    db = _started(tmp_path)
+    size = db.stat().st_size
+    result = run("export", "g", "-o", db, "--db", db)
+    assert result.exit_code == 1 and "is the games database itself" in result.stderr
+    assert db.stat().st_size == size and run("status", "g", "--db", db).exit_code == 0
+    out = tmp_path / "g.jsonl"
+    out.write_text("keep me")
+    result = run("export", "g", "-o", out, "--db", db)
+    assert result.exit_code == 1 and "exists" in result.stderr and out.read_text() == "keep me"
+    assert run("export", "g", "-o", out, "--force", "--db", db).exit_code == 0
+    assert out.read_text().startswith('{"at":')
+
+
+def test_absurd_deadlines_are_usage_errors(tmp_path):
+    result = run("new", "g", "--players", "a,b", "--deadline", "99999999999d", "--db", tmp_path / "g.db")
+    assert result.exit_code == 2 and "more than a year" in result.output
+
+
+def test_look_alike_names_are_refused(tmp_path):
+    db = tmp_path / "g.db"
+    for players, why in (("e\u0301,\u00e9", "given twice"), ("a\u00a0b,c", "look-alike"),
+                         ("x\x1by,c", "look-alike"), ("ＡＮＩ,ani", "given twice")):
+        result = run("new", "g", "--players", players, "--db", db)
+        assert result.exit_code == 1 and why in result.stderr, (players, result.stderr)
+
+
+def test_signed_games_get_the_right_advice(tmp_path):
+    keys = {}
+    for p in ("ani", "bob"):
+        keys[p] = json.loads(run("keygen", "-o", tmp_path / f"{p}.key", "--json").stdout)["public_key"]
+    db = tmp_path / "g.db"
+    run("new", "g", "--players", "ani,bob", "--require-signatures", "--now", "--db", db,
+        "--key", f"ani={keys['ani']}", "--key", f"bob={keys['bob']}")
+    token = json.loads(run("private", "g", "ani", "--db", db, "--json").stdout)["context"]
+    result = run("seal", "--context", token, "A")
+    assert result.exit_code == 1 and "add --key" in result.stderr
+
+
+def test_an_empty_file_is_not_a_database(tmp_path):
+    empty = tmp_path / "empty.db"
+    empty.touch()
+    result = run("status", "g", "--db", empty)
+    assert result.exit_code == 1 and "empty file" in result.stderr and empty.stat().st_size == 0

@@ -265,8 +265,10 @@ def test_signatures_missing_invalid_and_replayed(cli, signed, tmp_path, helpers)
     ani = _signed_seal(cli, keys, "ani")
     # missing: a plain commitment
     cli.refused("s", "commit", "s", "ani", ani["commitment"], match="requires signed")
-    unsigned = cli.json("seal", "s", "ani", ani["choice"])  # no --key: an unsigned block
-    cli.refused("s", "submit", "s", _block_file(tmp_path, "u.txt", unsigned["commit_block"]), match="requires signed")
+    cli.refused("s", "seal", "s", "ani", ani["choice"], match="add --key")  # pbem will not make one
+    unsigned = extract_blocks(ani["commit_block"])[0]
+    del unsigned["sig"]  # an unsigned block made by hand
+    cli.refused("s", "submit", "s", _block_file(tmp_path, "u.txt", armour(unsigned)), match="requires signed")
     # invalid: alex's block signed with frank's key
     forged = _signed_seal(cli, keys, "alex", signer="frank")
     cli.refused("s", "submit", "s", _block_file(tmp_path, "f.txt", forged["commit_block"]), match="not valid")

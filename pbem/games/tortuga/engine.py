@@ -42,18 +42,28 @@ def check_players(players) -> tuple[str, ...]:
             raise ValueError(f"player name {name!r} must be non-empty without surrounding spaces")
         if len(name) > 40:
             raise ValueError(f"player name {name[:20]!r}... is longer than 40 characters")
-        invisible = [c for c in name if unicodedata.category(c) in ("Cf", "Zl", "Zp")]
-        if invisible:
-            raise ValueError(f"player name {name!r} holds an invisible character "
-                             f"(U+{ord(invisible[0]):04X}) that would let two names look alike; remove it")
+        # Names must be told apart by eye: no invisible or look-alike characters (format
+        # characters, odd spaces, control characters other than a newline or tab, which the
+        # outputs show escaped), and one spelling per letter (composed form, NFC).
+        odd = [c for c in name if unicodedata.category(c) in ("Cf", "Zl", "Zp", "Co", "Cs")
+               or (unicodedata.category(c) == "Zs" and c != " ")
+               or (unicodedata.category(c) == "Cc" and c not in "\n\t")]
+        if odd:
+            raise ValueError(f"player name {name!r} holds an invisible or look-alike character "
+                             f"(U+{ord(odd[0]):04X}) that would let two names look alike; remove it")
+        if unicodedata.normalize("NFC", name) != name:
+            raise ValueError(f"player name {name!r} is not in composed form; write it as "
+                             f"{unicodedata.normalize('NFC', name)!r}")
         bad = [c for c in NAME_FORBIDDEN if c in name]
         if bad:
             raise ValueError(f"player name {name!r} may not contain {' '.join(bad)} (used by the choice syntax)")
         if name.lower() in ("forfeit", "none", "go"):
             raise ValueError(f"player name {name!r} is reserved by the choice syntax; choose another")
-        if name.lower() in seen:
-            raise ValueError(f"player name {name!r} is given twice (names differ by more than case)")
-        seen.add(name.lower())
+        key = unicodedata.normalize("NFKC", name).casefold()
+        if key in seen:
+            raise ValueError(f"player name {name!r} is given twice (names must differ by more than "
+                             f"case or the width of their letters)")
+        seen.add(key)
     return players
 
 
