@@ -89,7 +89,7 @@ def build(game_id: str, events, seed: bytes | None) -> GameRecord:
         if state is None or state is before:
             continue
         rules = session.rules
-        for effect in rules.public_effects(state.effects, None):
+        for effect in _default_notes(kind, data) + rules.public_effects(state.effects, None):
             if effect["type"] == "round":
                 if rounds and not rounds[-1].complete:
                     _close(rounds[-1], rules.view(before, None), rules.view(state, None), head)
@@ -104,6 +104,21 @@ def build(game_id: str, events, seed: bytes | None) -> GameRecord:
         now = session.rules.view(session.state, None)
         rounds[-1].end_view, rounds[-1].dice_view, rounds[-1].head = now, now, head
     return GameRecord(game_id, session, dict(session.meta), rounds, head, setup, revealed)
+
+
+def _default_notes(kind: str, data: dict) -> list[dict]:
+    """A public note where a default was applied instead of a player's own choice: a late
+    player (NMR), or a reveal of a choice the rules do not allow. (By then every commitment of
+    the step is in, so the applied choice is as public as a reveal.)"""
+    if kind == "default":
+        reason = {"no commitment (NMR)": "no commitment in time", "no reveal (NMR)": "no reveal in time",
+                  "NMR": "no decision in time"}.get(data.get("reason"), data.get("reason") or "late")
+        return [{"type": "default", "player": data["player"], "kind": data.get("kind"),
+                 "choice": data["choice"], "reason": reason}]
+    if kind == "reveal" and data.get("illegal"):
+        return [{"type": "default", "player": data["player"], "kind": "sealed choice",
+                 "choice": data["applied"], "reason": f"revealed {data['choice']}, which is not allowed"}]
+    return []
 
 
 def _close(record: RoundRecord, before: dict, after: dict, head) -> None:
