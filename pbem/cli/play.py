@@ -177,6 +177,8 @@ def nmr(game: GameArg, player: PlayerArg,
         db: DbOption = None, as_json: JsonOption = False):
     """No move received: apply the documented default for what a late player owes.
 
+    Each call settles one request: the one the player owes now (run it again for the next).
+
     \b
     Example: pbem nmr g1 frank --force
     """
