@@ -20,12 +20,14 @@ from __future__ import annotations
 
 import hashlib
 import hmac
+import struct
 from json import dumps as _dumps
 
 from .canonical import canonical_json, sha256_hex
 
 RNG_TAG = "pbem-rng-v1"
 _SPACE = 2**32
+_first_word = struct.Struct(">I").unpack_from  # big-endian u32 of bytes 0..3
 
 
 def combine_client_seeds(seeds: dict[str, str]) -> str:
@@ -74,11 +76,14 @@ class RandomSource:
         return hmac.digest(self._seed, self._prefix + tail, "sha256")
 
     def below(self, label: str, n: int) -> int:
-        """A uniform integer in range(n) for this label."""
+        """A uniform integer in range(n) for this label (``accept`` inlined: every roll
+        comes through here)."""
+        if not 1 <= n <= _SPACE:
+            raise ValueError(f"range size must be 1..2**32, got {n}")
+        limit = _SPACE - (_SPACE % n)
         counter = 0
         while True:
-            u = int.from_bytes(self.block(label, counter)[:4], "big")
-            value = accept(u, n)
-            if value is not None:
-                return value
+            u = _first_word(self.block(label, counter))[0]
+            if u < limit:
+                return u % n
             counter += 1

@@ -11,7 +11,7 @@ import random
 from . import legal
 from .engine import default_for, open_requests, options_for
 from .model import State
-from .choices import format_order
+from .choices import format_dice, format_order
 
 
 class RandomBot:
@@ -21,6 +21,9 @@ class RandomBot:
         self.random = random.Random(seed)
 
     def choose(self, state: State, seat: int, kind: str) -> str:
+        if kind == "select":  # the same uniform choice, without spelling out every option
+            selections = legal.legal_selections(state.boards[seat])
+            return format_dice(self.random.choice(selections)) if selections else "none"
         options = options_for(state, seat, kind)
         if options is None:  # an ordering with many arrangements: shuffle and cut
             board = state.boards[seat]
