@@ -25,6 +25,9 @@ DICE_ROOM = 5  # fleet, crew and hunt spaces hold up to five dice
 END_CHESTS = {"standard": 6, "long": 8}
 
 
+_new_state = object.__new__
+
+
 def plain_copy(value):
     """A deep copy of JSON-plain data, so no output shares anything mutable with a state."""
     if isinstance(value, dict):
@@ -138,14 +141,19 @@ class State:
     _owned: set = field(default_factory=set, repr=False, compare=False)
 
     def copy(self) -> "State":
-        return State(
-            self.players, self.variant, self.faces, self.start, self.round, self.phase,
-            self.step, self.stage, self.bag[:], self.pool[:], self.bonus_supply,
-            self.centre[:], self.boards[:], self.rolling[:], dict(self.sealed),
-            self.skull_queue[:], self.open_select[:], [p[:] for p in self.positions],
-            self.totals, dict(self.decisions), dict(self.targets), dict(self.orders), [],
-            set(),
-        )
+        """A copy to change: lists and dicts copied one level down (boards on first write,
+        see ``board``). Built slot by slot: this runs on every apply."""
+        new = _new_state(State)
+        new.players, new.variant, new.faces, new.start = self.players, self.variant, self.faces, self.start
+        new.round, new.phase, new.step, new.stage = self.round, self.phase, self.step, self.stage
+        new.bag, new.pool, new.bonus_supply = self.bag[:], self.pool[:], self.bonus_supply
+        new.centre, new.boards, new.rolling = self.centre[:], self.boards[:], self.rolling[:]
+        new.sealed, new.skull_queue, new.open_select = self.sealed.copy(), self.skull_queue[:], self.open_select[:]
+        new.positions = [p[:] for p in self.positions]
+        new.totals = self.totals  # never changed in place: replaced when actions begin
+        new.decisions, new.targets, new.orders = self.decisions.copy(), self.targets.copy(), self.orders.copy()
+        new.effects, new._owned = [], set()
+        return new
 
     def board(self, seat: int) -> Board:
         """The board of ``seat`` for writing: copied the first time it is touched."""
