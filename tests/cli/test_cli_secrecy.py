@@ -5,6 +5,8 @@ sealed choice or salt, treasure tile values, or the server seed."""
 from __future__ import annotations
 
 import json
+
+import pytest
 import random
 import sqlite3
 
@@ -196,20 +198,31 @@ def test_treasure_tile_values_stay_with_their_owner(cli, new_game, helpers):
     """Tile values (1-3) are small numbers that appear everywhere, so the check is on the
     structure: no field that holds tile values (or an effect's secret part) reaches anyone
     but the owner; others see only how many tiles a player has."""
-    driver = new_game("g")
-    session = driver.until(lambda s: not s.finished and sum(
-        1 for p in s.players if s.rules.view(s.state, p)["boards"][p]["tile_values"]) >= 2)
+    # a random game reaches two tile holders before its end almost always; when it does
+    # not, take the next game (the seed is random, so each game is a fresh try)
+    for attempt in range(8):
+        game = f"g{attempt}"
+        driver = new_game(game)
+        try:
+            session = driver.until(lambda s: not s.finished and sum(
+                1 for p in s.players if s.rules.view(s.state, p)["boards"][p]["tile_values"]) >= 2)
+            break
+        except AssertionError as exc:
+            if "ended before" not in str(exc):
+                raise
+    else:
+        pytest.fail("eight games ended before two players held treasure tiles")
     owners = {}
     for player in helpers.PLAYERS:
-        board = cli.json("private", "g", player)["view"]["boards"][player]
+        board = cli.json("private", game, player)["view"]["boards"][player]
         if board["tile_values"]:
             owners[player] = board["tile_values"]
             assert board["tiles"] == len(board["tile_values"])
             assert all(v in (1, 2, 3) for v in board["tile_values"])
     assert len(owners) >= 2, owners
-    outputs = public_outputs(cli, "g")
+    outputs = public_outputs(cli, game)
     for viewer in helpers.PLAYERS:
-        outputs.update(private_outputs(cli, "g", viewer))
+        outputs.update(private_outputs(cli, game, viewer))
     for name, parsed in json_outputs(outputs).items():
         viewer = name.split()[1] if name.startswith("private") else None
         for path, value in leaves(parsed):
