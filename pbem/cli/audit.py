@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import DbOption, GameArg, JsonOption, emit, fail, handled, open_store
+from .common import DbOption, FormatOption, GameArg, JsonOption, emit, fail, handled, open_store
 
 
 def register(app: typer.Typer) -> None:
@@ -18,18 +18,6 @@ def register(app: typer.Typer) -> None:
     app.command("audit")(audit)
     app.command("replay")(replay)
     app.command("reveal-seed")(reveal_seed)
-
-
-def _check_format(value: str) -> str:
-    from ..render.escape import FORMATS
-    if value not in FORMATS:
-        raise typer.BadParameter(f"{value!r}: use one of {', '.join(FORMATS)}")
-    return value
-
-
-FormatOption = Annotated[str, typer.Option(
-    "--format", callback=_check_format,
-    help="text (email), markdown (Discord, Reddit), bbcode (BoardGameGeek, phpBB) or html; see docs/formats.md.")]
 
 
 @handled

@@ -101,3 +101,40 @@ def parse_duration(value: Optional[str]) -> int | None:
 def safe(text: str) -> str:
     """A user-given string for a terminal line: control characters shown escaped."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+
+
+def _check_format(value: str) -> str:
+    from ..render.escape import FORMATS
+    if value not in FORMATS:
+        raise typer.BadParameter(f"{value!r}: use one of {', '.join(FORMATS)}")
+    return value
+
+
+FormatOption = Annotated[str, typer.Option(
+    "--format", callback=_check_format,
+    help="text (email), markdown (Discord, Reddit), bbcode (BoardGameGeek, phpBB) or html; see docs/formats.md.")]
+
+
+def due_text(entry: dict) -> str:
+    if "due" not in entry:
+        return ""
+    return f", due {entry['due'].replace('T', ' ').replace('Z', ' UTC')}" + (" - OVERDUE" if entry.get("overdue") else "")
+
+
+def status_text(r: dict) -> str:
+    lines = [f"game {r['game']} ({r['type']}): players {', '.join(map(safe, r['players']))}"]
+    if not r["started"]:
+        lines.append(f"not started; client seeds from: {', '.join(map(safe, r['client_seeds'])) or 'nobody yet'}")
+    else:
+        lines.append(f"round {r['round']}, step {r['step']}, phase {r['phase']}; start player {safe(r.get('start_player'))}")
+        if r["waiting"]:
+            lines.append("waiting for: " + "; ".join(
+                f"{safe(w['player'])} ({w['kind']}{', sealed' if w['sealed'] else ''}"
+                f"{due_text(w)})" for w in r["waiting"]))
+    if r.get("seed_revealed") and not r["finished"] and r["started"]:
+        lines.append("play has ended: the server seed was revealed before the end (reveal-seed --force)")
+    if r["finished"]:
+        lines.append("finished: " + ", ".join(f"{safe(p)} {s}" for p, s in r["scores"].items())
+                     + f"; winner(s): {', '.join(map(safe, r['winners']))}")
+    lines.append(f"chain head: event {r['chain_head']['seq']} {r['chain_head']['hash']}")
+    return "\n".join(lines)

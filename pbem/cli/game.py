@@ -8,8 +8,10 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from .audit import FormatOption
-from .common import DbOption, GameArg, JsonOption, PlayerArg, emit, fail, handled, open_store, parse_duration, safe
+from .common import (
+    DbOption, FormatOption, GameArg, JsonOption, PlayerArg, emit, fail, handled, open_store,
+    parse_duration, safe, status_text,
+)
 
 
 def register(app: typer.Typer) -> None:
@@ -145,8 +147,6 @@ def list_games(db: DbOption = None, as_json: JsonOption = False):
 
 
 def _game_line(r: dict) -> str:
-    if r.get("seed_revealed") and not r["finished"] and r["started"]:
-        lines.append("play has ended: the server seed was revealed before the end (reveal-seed --force)")
     if r["finished"]:
         state = "finished"
     elif not r["started"]:
@@ -173,13 +173,8 @@ def status(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
         from ..protocol import commands, reports
         report = reports.status(commands.load(store, game), store.head(game))
     _mark_overdue(report)
-    emit(report, as_json, _status_text(report))
+    emit(report, as_json, status_text(report))
 
-
-def _due_text(entry: dict) -> str:
-    if "due" not in entry:
-        return ""
-    return f", due {entry['due'].replace('T', ' ').replace('Z', ' UTC')}" + (" - OVERDUE" if entry.get("overdue") else "")
 
 
 def _mark_overdue(report: dict) -> dict:
@@ -201,24 +196,6 @@ def _cached_status(store, game: str):
         return None
     return json.loads(snapshot[1]).get("status")
 
-
-def _status_text(r: dict) -> str:
-    lines = [f"game {r['game']} ({r['type']}): players {', '.join(map(safe, r['players']))}"]
-    if not r["started"]:
-        lines.append(f"not started; client seeds from: {', '.join(map(safe, r['client_seeds'])) or 'nobody yet'}")
-    else:
-        lines.append(f"round {r['round']}, step {r['step']}, phase {r['phase']}; start player {safe(r.get('start_player'))}")
-        if r["waiting"]:
-            lines.append("waiting for: " + "; ".join(
-                f"{safe(w['player'])} ({w['kind']}{', sealed' if w['sealed'] else ''}"
-                f"{_due_text(w)})" for w in r["waiting"]))
-    if r.get("seed_revealed") and not r["finished"] and r["started"]:
-        lines.append("play has ended: the server seed was revealed before the end (reveal-seed --force)")
-    if r["finished"]:
-        lines.append("finished: " + ", ".join(f"{safe(p)} {s}" for p, s in r["scores"].items())
-                     + f"; winner(s): {', '.join(map(safe, r['winners']))}")
-    lines.append(f"chain head: event {r['chain_head']['seq']} {r['chain_head']['hash']}")
-    return "\n".join(lines)
 
 
 @handled

@@ -8,7 +8,9 @@ from typing import Annotated, List, Optional
 
 import typer
 
-from .common import DbOption, GameArg, JsonOption, PlayerArg, emit, fail, handled, open_store, parse_step, safe
+from .common import (
+    DbOption, GameArg, JsonOption, PlayerArg, emit, fail, handled, open_store, parse_step, safe, status_text,
+)
 
 StepOption = Annotated[Optional[str], typer.Option("--step", help="The sealed step this is for, ROUND.STEP (default: the open one).")]
 ChoiceArg = Annotated[str, typer.Argument(help="The choice in the game's syntax (see 'pbem private').", show_default=False)]
@@ -48,7 +50,7 @@ def seal(
         session = commands.load(open_store(db), args[0])
         sealed = commands.seal(session, args[1], args[2])
     secret = key_file.read_text(encoding="utf-8").strip() if key_file else None
-    signed_game = (commands_token_signed(context) if context is not None
+    signed_game = (_token_requires_signatures(context) if context is not None
                    else bool(session.meta.get("require_signatures")))
     if signed_game and secret is None:
         fail("this game requires signed submissions: add --key YOUR.key (from pbem keygen)")
@@ -195,15 +197,14 @@ def nmr(game: GameArg, player: PlayerArg,
     _report(store, session, game, as_json, f"{safe(player)} {what}")
 
 
-def commands_token_signed(token: str) -> bool:
+def _token_requires_signatures(token: str) -> bool:
     from ..protocol.token import read_token
     return bool(read_token(token).get("signatures"))
 
 
 def _report(store, session, game: str, as_json: bool, text: str, extra: dict | None = None) -> None:
     from ..protocol import reports
-    from .game import _status_text
     report = reports.status(session, store.head(game))
     if extra:
         report.update(extra)
-    emit(report, as_json, text + "\n" + _status_text(report))
+    emit(report, as_json, text + "\n" + status_text(report))

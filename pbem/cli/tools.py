@@ -7,8 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .audit import FormatOption
-from .common import DbOption, JsonOption, emit, fail, handled
+from .common import DbOption, FormatOption, JsonOption, emit, fail, handled
 
 
 def register(app: typer.Typer) -> None:

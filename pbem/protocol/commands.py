@@ -344,15 +344,9 @@ def decide_offline(token: str, choice: str, secret_key: str | None) -> dict:
         raise Refused(f"not among your options now; send one of: {', '.join(options)}")
     if options is not None:
         text = next(o for o in options if o.lower() == text.lower())
-    from .armour import armour
-    from .signing import sign
-    data = {"player": ctx["player"], "round": ctx["round"], "step": ctx["step"],
-            "nonce": secrets.token_hex(8), "choice": text}
-    body = signed_body(ctx["game"], "decide", data)
-    payload = {"body": body}
-    if secret_key:
-        payload["sig"] = sign(secret_key, body)
-    return {"game": ctx["game"], "player": ctx["player"], "choice": text, "block": armour(payload)}
+    block = submission_block(ctx["game"], "decide", {"player": ctx["player"], "round": ctx["round"],
+                                                      "step": ctx["step"], "choice": text}, secret_key)
+    return {"game": ctx["game"], "player": ctx["player"], "choice": text, "block": block}
 
 
 def seal_offline(token: str, choice: str) -> dict:
@@ -376,21 +370,21 @@ def seal_offline(token: str, choice: str) -> dict:
             "commitment": make_commitment(ctx["game"], ctx["round"], ctx["step"], ctx["player"], canonical, salt)}
 
 
-def signed_blocks(sealed: dict, secret_key: str | None) -> dict:
-    """Armoured submission blocks for a sealed choice: one to send now, one to keep."""
+def submission_block(game_id: str, kind: str, data: dict, secret_key: str | None) -> str:
+    """An armoured submission block (commit, reveal or decide) with a fresh nonce, signed
+    when a secret key is given."""
     from .armour import armour
     from .signing import sign
-    out = {}
-    for kind in ("commit", "reveal"):
-        data = {"player": sealed["player"], "round": sealed["round"], "step": sealed["step"],
-                "nonce": secrets.token_hex(8), "commitment": sealed["commitment"],
-                "choice": sealed["choice"], "salt": sealed["salt"]}
-        body = signed_body(sealed["game"], kind, data)
-        payload = {"body": body}
-        if secret_key:
-            payload["sig"] = sign(secret_key, body)
-        out[kind] = armour(payload)
-    return out
+    body = signed_body(game_id, kind, {**data, "nonce": secrets.token_hex(8)})
+    payload = {"body": body}
+    if secret_key:
+        payload["sig"] = sign(secret_key, body)
+    return armour(payload)
+
+
+def signed_blocks(sealed: dict, secret_key: str | None) -> dict:
+    """Armoured submission blocks for a sealed choice: one to send now, one to keep."""
+    return {kind: submission_block(sealed["game"], kind, sealed, secret_key) for kind in ("commit", "reveal")}
 
 
 def signed_decision(session: Session, player: str, choice: str, secret_key: str) -> str:
@@ -408,15 +402,8 @@ def signed_decision(session: Session, player: str, choice: str, secret_key: str)
 
 
 def decision_block(session: Session, player: str, choice: str, secret_key: str | None) -> str:
-    from .armour import armour
-    from .signing import sign
-    data = {"player": player, "round": session.state.round, "step": session.state.step,
-            "nonce": secrets.token_hex(8), "choice": choice}
-    body = signed_body(session.game_id, "decide", data)
-    payload = {"body": body}
-    if secret_key:
-        payload["sig"] = sign(secret_key, body)
-    return armour(payload)
+    return submission_block(session.game_id, "decide", {"player": player, "round": session.state.round,
+                                                         "step": session.state.step, "choice": choice}, secret_key)
 
 
 # ---------------------------------------------------------------------- submissions

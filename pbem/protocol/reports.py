@@ -87,10 +87,11 @@ def private(session: Session, player: str) -> dict:
     if session.state is None:
         return report
     step = session.sealed
+    owing = waiting(session)
     for r in [] if session.seed_revealed else session.requests_of(player):
         entry = {"kind": r.kind, "sealed": r.sealed, "default": r.default, "syntax": r.syntax,
                  "round": r.round, "step": r.step}
-        owed = next((w for w in waiting(session) if w["player"] == player
+        owed = next((w for w in owing if w["player"] == player
                      and (w["kind"] == r.kind or (r.sealed and w["sealed"]))), {})
         if "due" in owed:
             entry["due"] = owed["due"]

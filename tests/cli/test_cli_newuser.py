@@ -196,3 +196,12 @@ def test_an_empty_file_is_not_a_database(tmp_path):
     empty.touch()
     result = run("status", "g", "--db", empty)
     assert result.exit_code == 1 and "empty file" in result.stderr and empty.stat().st_size == 0
+
+
+def test_games_lists_an_abandoned_game(tmp_path):
+    db = _started(tmp_path)
+    assert run("reveal-seed", "g", "--force", "--db", db).exit_code == 0
+    listed = run("games", "--db", db)
+    assert listed.exit_code == 0 and listed.stdout == "g: play ended (seed revealed)\n"
+    status = run("status", "g", "--db", db)
+    assert "play has ended: the server seed was revealed before the end" in status.stdout
