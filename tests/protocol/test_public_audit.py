@@ -21,14 +21,19 @@ def export(store, game="g"):
 
 
 def rechain(rows):
-    prev = GENESIS_HASH
+    """Renumber and rehash forged rows; a forged event without a time takes the time of the
+    event before it, so forgeries are dated relative to the log they extend, never the clock."""
+    prev, last_at = GENESIS_HASH, None
     for seq, row in enumerate(rows, start=1):
         row.update(seq=seq, prev_hash=prev)
+        if row.get("at") is None:
+            row["at"] = last_at
+        last_at = row["at"]
         prev = row["hash"] = event_hash(prev, {k: row[k] for k in ("game", "seq", "kind", "at", "data")})
     return "".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in rows)
 
 
-def event(kind, data, at="2026-11-22T06:00:00Z"):
+def event(kind, data, at=None):
     return {"game": "g", "kind": kind, "at": at, "data": data}
 
 
