@@ -37,8 +37,11 @@ def db_path(db: Optional[Path]) -> Path:
 def open_store(db: Optional[Path], create: bool = False):
     """The games database; only commands that start games (new, demo) may create it, so a
     mistyped --db is reported instead of leaving a stray empty database behind."""
+    from ..mail import judge
     from ..store import Store
-    return Store(db_path(db), create=create)
+    store = Store(db_path(db), create=create)
+    judge.attach(store)  # writes to a game with addresses queue the mail they call for
+    return store
 
 
 def fail(message: str, code: int = 1):

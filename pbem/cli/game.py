@@ -27,7 +27,8 @@ def register(app: typer.Typer) -> None:
 @handled
 def new(
     game: Annotated[str, typer.Argument(help="A name for the new game: letters, digits, '.', '_' or '-'.", show_default=False)],
-    players: Annotated[str, typer.Option("--players", help="Comma-separated names in seat order, e.g. ani,alex,frank.", show_default=False)],
+    players: Annotated[str, typer.Option("--players", help="Comma-separated names in seat order, e.g. ani,alex,frank; "
+                                         "NAME=EMAIL gives the judge a player's address (see 'pbem mail').", show_default=False)],
     game_type: Annotated[str, typer.Option("--game", help="Which game.")] = "tortuga",
     variant: Annotated[str, typer.Option("--variant", help="standard, or long (8 chests in Tortuga end it).")] = "standard",
     start_player: Annotated[Optional[str], typer.Option("--start", help="The start player (default: the first listed).")] = None,
@@ -36,6 +37,7 @@ def new(
     keys: Annotated[Optional[List[str]], typer.Option("--key", help="PLAYER=PUBLIC-KEY (repeatable), from 'pbem keygen'.")] = None,
     faces: Annotated[Optional[Path], typer.Option("--faces", help="A dice face table file (see docs/rules.md).")] = None,
     now: Annotated[bool, typer.Option("--now", help="Start play at once, without client seeds.")] = False,
+    list_address: Annotated[Optional[str], typer.Option("--list", help="An address (forum, mailing list) that also gets every public summary.")] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
@@ -46,7 +48,13 @@ def new(
     """
     from ..protocol import commands
     import unicodedata
-    names = [unicodedata.normalize("NFC", p.strip()) for p in players.split(",")]  # one spelling per letter
+    names, addresses = [], {}
+    for item in players.split(","):
+        name, _, address = item.partition("=")
+        name = unicodedata.normalize("NFC", name.strip())  # one spelling per letter
+        names.append(name)
+        if address.strip():
+            addresses[name] = address.strip()
     options = {"variant": variant}
     if start_player:
         options["start"] = start_player
@@ -65,11 +73,19 @@ def new(
         parse_public_key(public)
         key_map[player.strip()] = public.strip()
     store = open_store(db, create=True)
-    session = commands.create_game(store, game, game_type, names, options, require_signatures,
-                                   parse_duration(deadline), key_map, start=now)
+    settings = dict(require_signatures=require_signatures, deadline_seconds=parse_duration(deadline),
+                    keys=key_map, start=now)
+    if addresses or list_address:
+        from ..mail import judge
+        session = judge.create_game(store, game, game_type, names, options, addresses, list_address,
+                                    at=commands.now_utc(), **settings)
+    else:
+        session = commands.create_game(store, game, game_type, names, options, **settings)
     head = store.head(game)
     text = (f"created game {game} ({game_type}, {variant}) for {', '.join(map(safe, names))}\n"
             f"server seed hash (publish this now): {session.meta['seed_hash']}\n"
+            + (f"mail for {len(addresses)} player(s) queued, each with their mail password: pbem mail send\n"
+               if addresses else "")
             + ("play has started: send each player 'pbem private' output\n" if now else
                f"players may add client seeds: pbem client-seed {game} PLAYER TEXT; then: pbem start {game}\n"))
     emit({"game": game, "seed_hash": session.meta["seed_hash"], "started": now,

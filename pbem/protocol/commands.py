@@ -62,12 +62,21 @@ def load(store, game_id: str) -> Session:
 # ---------------------------------------------------------------------- writing
 
 def _write(store, game_id: str, build, at: str | None = None) -> Session:
-    """Run ``build(session)`` (which yields (kind, data) events) in one transaction."""
-    with store.transaction():
+    """Run ``build(session)`` (which yields (kind, data) events) in one transaction (a
+    savepoint when the caller holds one open, as the email judge does per message).
+
+    Each of ``store.write_hooks`` (set by whoever opened the store) sees the session
+    before and after, inside the same transaction: the email judge queues the messages
+    the new events call for there, so a message exists exactly when its events do."""
+    with store.atomic():
         session = load(store, game_id)
+        watchers = [hook(store, session) for hook in getattr(store, "write_hooks", ())]
         _emit(store, session, build(session), at)
         _emit(store, session, _follow_ups(store, session), at)
         _snapshot(store, session)
+        for after in watchers:
+            if after is not None:
+                after(session, at or now_utc())
     return session
 
 
@@ -131,7 +140,7 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
     except ValueError as exc:
         raise Refused(str(exc)) from None
     seed = secrets.token_bytes(32)
-    with store.transaction():
+    with store.atomic():
         if store.has_game(game_id):
             raise Refused(f"a game named {game_id!r} already exists; choose another name")
         store.put_secret(game_id, SEED, seed.hex())

@@ -56,9 +56,37 @@ def m002_indexes(db: Database) -> None:
     db["events"].create_index(["game", "kind"], index_name="events_game_kind")
 
 
+def m004_judge(db: Database) -> None:
+    # The email judge's private bookkeeping: never exported, never part of the chain.
+    # Players' addresses and mail passwords (a salted scrypt hash, never the password).
+    db["mail_players"].create(
+        {"game": str, "player": str, "address": str, "password_hash": str, "tz": str},
+        pk=("game", "player"),
+        not_null={"game", "player", "address"},
+    )
+    db["mail_players"].create_index(["address"], index_name="mail_players_address")
+    # Per game: where public summaries also go (a forum's or a list's address).
+    db["mail_games"].create({"game": str, "list_address": str}, pk="game", not_null={"game"})
+    # Every message ingested, by Message-ID and by a hash of its bytes: a message is
+    # acted on once however often it arrives.
+    db["mail_seen"].create(
+        {"key": str, "game": str, "sender": str, "at": str, "outcome": str},
+        pk="key",
+        not_null={"key", "sender", "at", "outcome"},
+    )
+    # Wrong passwords and answers to unknown senders, per address, for rate limits.
+    db["mail_strikes"].create(
+        {"id": int, "address": str, "kind": str, "at": str},
+        pk="id",
+        not_null={"address", "kind", "at"},
+    )
+    db["mail_strikes"].create_index(["address", "kind", "at"], index_name="mail_strikes_address")
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
+    m004_judge,
 ]
 
 

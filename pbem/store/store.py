@@ -60,6 +60,9 @@ class Store:
         self.conn = conn
         self._db = None
         self._in_transaction = False
+        # callables (store, session) -> (session, at) -> None that the protocol's writing
+        # commands call inside their transaction (see pbem.protocol.commands._write)
+        self.write_hooks: list = []
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             _enable_wal(conn, busy_timeout_ms)
@@ -118,6 +121,34 @@ class Store:
         finally:
             self._in_transaction = False
         maybe_crash("commit:after")
+
+    @contextlib.contextmanager
+    def atomic(self) -> Iterator[Store]:
+        """All of the block or none of it: a transaction of its own, or, inside an open
+        one, a savepoint that commits with it. The email judge applies each command of a
+        message this way: a refused command rolls back alone, and the message's answer
+        and record commit with the commands that succeeded, in one transaction."""
+        if not self._in_transaction:
+            with self.transaction():
+                yield self
+            return
+        self._savepoints = getattr(self, "_savepoints", 0) + 1
+        name = f"pbem_{self._savepoints}"
+        self.conn.execute(f"SAVEPOINT {name}")
+        try:
+            yield self
+        except BaseException:
+            self.conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
+            self.conn.execute(f"RELEASE SAVEPOINT {name}")
+            raise
+        else:
+            self.conn.execute(f"RELEASE SAVEPOINT {name}")
+        finally:
+            self._savepoints -= 1
+
+    @property
+    def in_transaction(self) -> bool:
+        return self._in_transaction
 
     def _require_transaction(self, operation: str) -> None:
         if not self._in_transaction:

@@ -1,0 +1,165 @@
+"""How fast the email judge ingests mail, next to the floor of parsing the same mail.
+
+Builds an mbox of valid players' messages (default: 10,000) for several 4-player games
+played in parallel (each message a real move: a sealed choice or an open decision with the
+player's password), then ingests the whole mbox in one process into a fresh copy of the
+games, and prints messages per second next to the floor: reading the same mbox and parsing
+each message with the standard library's ``email`` alone.
+
+    python benchmarks/bench_mail.py [--messages 10000] [--parallel 8]
+
+Target (issue 8): at least 300 messages/s, and within 4x of the floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import mailbox
+import shutil
+import sys
+import tempfile
+import time
+from datetime import datetime, timedelta
+from email.message import EmailMessage
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from pbem.mail import ingest as pipeline  # noqa: E402
+from pbem.mail import judge  # noqa: E402
+from pbem.protocol import commands, reports  # noqa: E402
+from pbem.store import Store  # noqa: E402
+
+PLAYERS = ["ani", "alex", "frank", "lothar"]
+START = datetime(2030, 1, 1)
+
+
+def stamp(n: int) -> str:
+    return (START + timedelta(seconds=n)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def message(game: str, player: str, body: str, number: int) -> bytes:
+    msg = EmailMessage()
+    msg["From"] = f"{player}.{game}@example.org"
+    msg["To"] = "judge@example.org"
+    msg["Subject"] = f"Re: [{game}] your move"
+    msg["Message-ID"] = f"<bench{number}@example.org>"
+    msg.set_content(body)
+    return msg.as_bytes()
+
+
+def create_games(path: Path, count: int) -> dict:
+    """``count`` games with addresses; returns {game: {player: password}}."""
+    import re
+    store = Store(path)
+    passwords = {}
+    for number in range(count):
+        game = f"b{number}"
+        judge.create_game(store, game, "tortuga", PLAYERS, {}, {p: f"{p}.{game}@example.org" for p in PLAYERS},
+                          None, at=stamp(0), start=True)
+        passwords[game] = {}
+        for (recipient, body) in store.conn.execute("select recipient, body_text from outbox where game = ?", (game,)):
+            found = re.search(r"Your mail password for this game: (\S+)", body)
+            if found:
+                passwords[game][recipient.split(".")[0]] = found.group(1)
+    store.close()
+    return passwords
+
+
+def next_move(store, game: str, passwords: dict) -> tuple[str, str] | None:
+    session = commands.load(store, game)
+    if session.finished:
+        return None
+    owed = reports.waiting(session)
+    if not owed:
+        return None
+    entry = owed[0]
+    player = entry["player"]
+    if entry["sealed"]:
+        choice = session.rules.default(session.state, player, session.sealed.kind)
+        return player, f"password {passwords[player]}\nseal {choice}\n"
+    choice = session.rules.default(session.state, player, entry["kind"])
+    return player, f"password {passwords[player]}\n{choice}\n"
+
+
+def build_mbox(db: Path, mbox_path: Path, passwords: dict, total: int, parallel: int) -> int:
+    """Play the games by mail in a scratch copy, writing each message to the mbox."""
+    store = Store(db)
+    box = mailbox.mbox(str(mbox_path))
+    games = list(passwords)
+    active, waiting_games, written = games[:parallel], games[parallel:], 0
+    while written < total and active:
+        for game in list(active):
+            move = next_move(store, game, passwords[game])
+            if move is None:
+                active.remove(game)
+                if waiting_games:
+                    active.append(waiting_games.pop(0))
+                continue
+            raw = message(game, move[0], move[1], written)
+            result = pipeline.ingest(store, raw, stamp(written + 1))
+            if result.outcome != "applied":
+                raise SystemExit(f"generator: message {written} was {result.outcome}: {result.lines}")
+            box.add(raw)
+            written += 1
+            if written >= total:
+                break
+    box.flush()
+    box.close()
+    store.close()
+    return written
+
+
+def floor(mbox_path: Path) -> float:
+    import email
+    from email import policy
+    box = mailbox.mbox(str(mbox_path))
+    start = time.perf_counter()
+    count = 0
+    for key in box.iterkeys():
+        msg = email.message_from_bytes(box.get_bytes(key), policy=policy.default)
+        msg.get_body(("plain",)).get_content()
+        count += 1
+    return count / (time.perf_counter() - start)
+
+
+def judge_rate(db: Path, mbox_path: Path) -> tuple[float, int]:
+    store = Store(db)
+    box = mailbox.mbox(str(mbox_path))
+    start = time.perf_counter()
+    count = applied = 0
+    for key in box.iterkeys():
+        result = pipeline.ingest(store, box.get_bytes(key), stamp(count + 1))
+        applied += result.outcome == "applied"
+        count += 1
+    rate = count / (time.perf_counter() - start)
+    store.close()
+    if applied != count:
+        raise SystemExit(f"only {applied} of {count} messages applied: the benchmark is not measuring valid mail")
+    return rate, count
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--messages", type=int, default=10000)
+    parser.add_argument("--parallel", type=int, default=8)
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory(prefix="pbem-bench-mail-") as folder:
+        folder = Path(folder)
+        blank = folder / "blank.db"
+        games = max(args.parallel, args.messages // 60 + 1)
+        passwords = create_games(blank, games)
+        shutil.copy(blank, folder / "scratch.db")
+        written = build_mbox(folder / "scratch.db", folder / "mail.mbox", passwords, args.messages, args.parallel)
+        shutil.copy(blank, folder / "bench.db")
+        rate, count = judge_rate(folder / "bench.db", folder / "mail.mbox")
+        base = floor(folder / "mail.mbox")
+    print(f"messages: {count} valid moves in {games} games, {args.parallel} in parallel (generated {written})")
+    print(f"pbem mail ingest: {rate:,.0f} messages/s")
+    print(f"floor (mbox + email parse alone): {base:,.0f} messages/s")
+    print(f"ratio: {base / rate:.2f}x the floor (target: >= 300 messages/s and within 4x)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,136 @@
+"""The email judge's commands: address (who gets mail) and mail ingest (mail in)."""
+
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+from typing import Annotated, List, Optional
+
+import typer
+
+from .common import DbOption, GameArg, JsonOption, emit, fail, handled, open_store, safe
+
+# An MTA pipe hands over one message; anything past this is cut and answered as too large.
+MAX_MESSAGE_READ = 10 * 1024 * 1024
+
+
+def register(app: typer.Typer) -> None:
+    app.command("address")(address)
+
+
+def register_mail(mail: typer.Typer) -> None:
+    mail.command("ingest")(ingest)
+
+
+@handled
+def address(game: GameArg,
+            player: Annotated[Optional[str], typer.Argument(help="The player.", show_default=False)] = None,
+            email: Annotated[Optional[str], typer.Argument(help="Their address, e.g. ani@example.org.", show_default=False)] = None,
+            new_password: Annotated[bool, typer.Option("--new-password", help="Make and mail a new mail password (the old one stops working).")] = False,
+            list_address: Annotated[Optional[str], typer.Option("--list", help="Set the address (forum, list) that also gets every public summary; 'none' to remove it.")] = None,
+            db: DbOption = None, as_json: JsonOption = False):
+    """Set or change a player's email address (the judge mails them a password if they have none).
+
+    \b
+    Example: pbem address g1 ani ani@example.org
+    Example: pbem address g1 ani ani@example.org --new-password   (a lost password)
+    Example: pbem address g1 --list g1-table@lists.example.org
+    """
+    from ..mail import judge
+    from ..protocol.commands import now_utc
+    store = open_store(db)
+    if list_address is not None:
+        if player or email:
+            fail("give either PLAYER EMAIL or --list ADDRESS", 2)
+        chosen = judge.set_list(store, game, None if list_address.lower() == "none" else list_address)
+        emit({"game": game, "list": chosen}, as_json,
+             f"public summaries of {game} also go to {chosen}" if chosen else f"game {game} has no list address now")
+        return
+    if not player or not email:
+        fail("give GAME PLAYER EMAIL, e.g. pbem address g1 ani ani@example.org", 2)
+    done = judge.register(store, game, player, email, at=now_utc(), new_password=new_password)
+    text = f"{safe(player)} in {game}: {done['address']}"
+    if done["password_sent"]:
+        text += "; a mail password is queued for them (pbem mail send)"
+    emit(done, as_json, text)
+
+
+@handled
+def ingest(file: Annotated[Optional[List[Path]], typer.Option("--file", help="A saved message (.eml); repeatable.")] = None,
+           mbox: Annotated[Optional[Path], typer.Option("--mbox", help="An mbox file: every message in it.")] = None,
+           maildir: Annotated[Optional[Path], typer.Option("--maildir", help="A Maildir: messages in new/ are read, then moved to cur/.")] = None,
+           judge_address: Annotated[Optional[str], typer.Option("--judge", envvar="PBEM_JUDGE_ADDRESS", help="The judge's own address (never answered).")] = None,
+           db: DbOption = None, as_json: JsonOption = False):
+    """Read players' mail and act on it: one message on standard input (an MTA pipe), or files.
+
+    Each message is acted on once (by Message-ID, else by its bytes) and answered through
+    the outbox; send the answers with 'pbem mail send'. Exit status 0 even for refused
+    commands (they are answered), so an MTA never bounces a player's mail.
+
+    \b
+    Example: pbem mail ingest < message.eml          (Postfix: "|pbem mail ingest")
+    Example: pbem mail ingest --maildir ~/Maildir
+    """
+    from ..mail import ingest as pipeline
+    from ..protocol.commands import now_utc
+    sources = sum(x is not None and x != [] for x in (file, mbox, maildir))
+    if sources > 1:
+        fail("give one of --file, --mbox or --maildir (or a message on standard input)", 2)
+    store = open_store(db)
+    judges = tuple(a for a in [judge_address] if a)
+    results = []
+    for raw, done in _messages(file, mbox, maildir):
+        results.append(pipeline.ingest(store, raw, now_utc(), judges))
+        done()
+    rows = [r.as_dict() for r in results]
+    emit({"messages": rows}, as_json, "\n".join(_line(r) for r in results) or "no messages")
+
+
+def _line(r) -> str:
+    who = f" ({r.game}, {safe(r.player)})" if r.game else (f" from {safe(r.sender)}" if r.sender else "")
+    answered = "; answer queued" if r.answered else ""
+    return f"{safe(r.key)[:80]}{who}: {r.outcome}{answered}"
+
+
+def _messages(files, mbox, maildir):
+    """(raw bytes, a callback once it is processed) for every message of the source."""
+    nothing = lambda: None  # noqa: E731
+    if files:
+        for path in files:
+            yield _read_capped(path.open("rb")), nothing
+    elif mbox is not None:
+        import mailbox
+        if not mbox.is_file():
+            fail(f"{mbox} is not an mbox file")
+        box = mailbox.mbox(str(mbox), create=False)
+        for key in box.iterkeys():
+            yield box.get_bytes(key), nothing
+    elif maildir is not None:
+        yield from _maildir(maildir)
+    else:
+        yield _read_capped(sys.stdin.buffer), nothing
+
+
+def _read_capped(handle) -> bytes:
+    with handle:
+        data = handle.read(MAX_MESSAGE_READ + 1)
+        while handle.read(1 << 20):  # an MTA pipe expects the whole message to be read
+            pass
+    return data
+
+
+def _maildir(folder: Path):
+    """Messages in new/, oldest first; each moves to cur/ (seen) once it is processed."""
+    import mailbox
+    import os
+    if not (folder / "new").is_dir() or not (folder / "cur").is_dir():
+        fail(f"{folder} is not a Maildir (it needs new/ and cur/ folders)")
+    box = mailbox.Maildir(str(folder), factory=None, create=False)
+    for name in sorted(os.listdir(folder / "new")):
+        if name.startswith("."):
+            continue
+        source = folder / "new" / name
+
+        def move(source=source, name=name):
+            os.replace(source, folder / "cur" / f"{name}{box.colon}2,S")
+        yield _read_capped(source.open("rb")), move

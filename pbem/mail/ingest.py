@@ -1,0 +1,279 @@
+"""The email judge's pipeline for one incoming message:
+
+    read (bytes -> Incoming) -> seen? -> screen (loops, bounces, lists) -> rate limits
+    -> route (game, player) -> limits (size, lines) -> authenticate (password or signatures)
+    -> the protocol's own commands, one savepoint each -> answer (outbox) -> mark seen
+
+All of it is one transaction: the events, the answer and every message the events call for
+(``pbem.mail.judge``), and the record that the message was seen. A refused command rolls
+back alone and is named in the answer with the same one-line reason the command line gives.
+``now`` is a parameter: nothing here reads the clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from dataclasses import dataclass, field
+
+from ..store import judge as tables
+from . import judge
+from .lines import MAX_COMMANDS, read_lines
+
+MAX_BYTES = 1 << 20
+PASSWORD_STRIKES = 5  # wrong passwords from one address within an hour, before it is ignored
+GAME_TAG = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9_.-]{0,63})\]")
+HELP = """The judge reads the lines of your message above the signature ('-- '); lines quoted
+with '>' are never read. One command a line:
+  password WORD          your mail password (from your first private message)
+  seal CHOICE            the judge seals your choice on receipt, e.g. seal B,C
+  commit HASH            a commitment made with: pbem seal --context TOKEN CHOICE
+  reveal CHOICE SALT     its reveal, once every commitment is in
+  CHOICE                 an open decision, e.g. skull:raid
+  client-seed TEXT       your client seed, before the game starts
+  status                 who owes what
+  private                your private message again
+  help                   this text
+Signed blocks (-----BEGIN PBEM SUBMISSION-----) may be pasted anywhere in the message.
+Put the game in the subject as [GAME] or in a line 'game GAME'."""
+
+
+@dataclass
+class Result:
+    """What became of one message (also the ``--json`` form of ``pbem mail ingest``)."""
+
+    key: str
+    outcome: str  # applied | refused | duplicate | not answered: ... | ...
+    sender: str = ""
+    game: str | None = None
+    player: str | None = None
+    address: str | None = None  # where the answer went: the player's registered address
+    answered: bool = False
+    lines: list = field(default_factory=list)  # {"line", "ok", "text"}
+
+    def as_dict(self) -> dict:
+        return dict(self.__dict__)
+
+
+class _Stop(Exception):
+    """End the pipeline with an answer (or none) and an outcome."""
+
+    def __init__(self, outcome: str, answer: str | None = None):
+        super().__init__(outcome)
+        self.outcome, self.answer = outcome, answer
+
+
+def ingest(store, raw: bytes, now: str, judge_addresses: tuple[str, ...] = ()) -> Result:
+    """Act on one message (RFC 5322 bytes) once; see the module docstring."""
+    from .message import MailError, read_message
+    from .screen import screen
+    judge.attach(store)
+    digest = "sha256:" + hashlib.sha256(raw).hexdigest()
+    try:
+        msg = read_message(raw if len(raw) <= MAX_BYTES else raw[:65536])
+    except MailError as exc:
+        result = Result(digest, f"not answered: unreadable ({exc})")
+        with store.transaction():
+            if not tables.seen(store, [digest]):
+                tables.mark_seen(store, [digest], None, "", now, result.outcome)
+        return result
+    keys = sorted({msg.key, digest})
+    result = Result(msg.key, "", sender=msg.sender)
+    with store.transaction():
+        if tables.seen(store, keys):
+            result.outcome = "duplicate"
+            return result
+        try:
+            _pipeline(store, msg, raw, now, judge_addresses, screen, result)
+        except _Stop as stop:
+            result.outcome = stop.outcome
+            if stop.answer is not None:
+                _answer(store, msg, result, stop.answer, now)
+        tables.mark_seen(store, keys, result.game, msg.sender, now, result.outcome[:200])
+    return result
+
+
+def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result: Result) -> None:
+    reason = screen(msg, tuple(a.lower() for a in judge_addresses))
+    if reason:
+        raise _Stop(f"not answered: {reason}")
+    if not msg.sender:
+        raise _Stop("not answered: no sender address")
+    hour_ago = _earlier(now, 3600)
+    if tables.strikes_since(store, msg.sender, "password", hour_ago) >= PASSWORD_STRIKES:
+        raise _Stop("not answered: too many wrong passwords from this address in the last hour")
+    registered = tables.players_at(store, msg.sender)
+    if not registered:
+        if tables.strikes_since(store, msg.sender, "unknown", _earlier(now, 86400)):
+            raise _Stop("not answered: unknown sender (already answered today)")
+        tables.strike(store, msg.sender, "unknown", now)
+        raise _Stop("unknown sender", f"The address {msg.sender} is not registered with this judge for any game, "
+                                      f"so nothing was done. Ask your moderator to register it "
+                                      f"(pbem address GAME PLAYER EMAIL).")
+    from .message import command_lines
+    reading = read_lines(command_lines(msg.text))
+    row = _route(store, msg, reading, registered)
+    result.game, result.player = row.game, row.player
+    result.address = row.address
+    if len(raw) > MAX_BYTES:
+        raise _Stop("refused: too large", f"Your message is {len(raw) // 1024} KiB; the judge reads messages "
+                                          f"of up to {MAX_BYTES // 1024} KiB. Send only your commands, without attachments.")
+    if len(reading.commands) > MAX_COMMANDS:
+        raise _Stop("refused: too many lines", f"Your message has {len(reading.commands)} command lines; the judge "
+                                               f"takes at most {MAX_COMMANDS} in one message. Nothing was done.")
+    from ..protocol.armour import ArmourError, extract_blocks
+    try:
+        blocks = extract_blocks(msg.text)
+    except ArmourError as exc:
+        blocks, broken = [], str(exc)
+    else:
+        broken = None
+    from ..protocol import commands
+    session = commands.load(store, row.game)
+    signed_game = bool(session.meta.get("require_signatures"))
+    acting = [c for c in reading.commands if c.verb not in ("status", "private", "help")]
+    if (acting or blocks) and not signed_game:
+        _authenticate(store, msg, reading, row, now)
+    if broken:
+        result.lines.append({"line": "(submission block)", "ok": False, "text": broken})
+    if blocks:
+        _apply_blocks(store, row, msg.text, blocks, signed_game, now, result)
+    for command in reading.commands:
+        ok, text = _apply(store, row, command, now, msg)
+        result.lines.append({"line": command.line[:200], "ok": ok, "text": text})
+    if not result.lines:
+        result.lines.append({"line": "", "ok": False, "text": "no command found in your message; send 'help' for the list"})
+    failed = [line for line in result.lines if not line["ok"]]
+    result.outcome = "applied" if not failed else ("refused" if len(failed) == len(result.lines) else "partly applied")
+    raise _Stop(result.outcome, _answer_text(store, row, result))
+
+
+def _route(store, msg, reading, registered):
+    games = {row.game: row for row in registered}
+    named = reading.game or next((m.group(1) for m in GAME_TAG.finditer(msg.subject) if m.group(1) in games), None)
+    if named is not None:
+        if named not in games:
+            raise _Stop("refused: not a player of that game",
+                        f"{msg.sender} plays no game named {named!r} here; your games: {', '.join(sorted(games))}.")
+        return games[named]
+    if len(games) == 1:
+        return next(iter(games.values()))
+    raise _Stop("refused: which game?", f"{msg.sender} plays several games here ({', '.join(sorted(games))}): "
+                                        f"put the game in the subject as [GAME], or add a line 'game GAME'.")
+
+
+def _authenticate(store, msg, reading, row, now: str) -> None:
+    from .passwords import check_password
+    if not reading.password:
+        raise _Stop("refused: no password", "Nothing was done: add a line 'password YOUR-MAIL-PASSWORD' (from "
+                                            "your first private message of this game) to every message that "
+                                            "changes something.")
+    if not check_password(reading.password, row.password_hash):
+        tables.strike(store, msg.sender, "password", now)
+        raise _Stop("refused: wrong password", "Nothing was done: the password is not the one of this game. "
+                                               "It is in your first private message; ask the moderator for a new "
+                                               "one (pbem address ... --new-password) if it is lost.")
+
+
+def _apply_blocks(store, row, text: str, blocks, signed_game: bool, now: str, result: Result) -> None:
+    from ..protocol import commands
+    strangers = sorted({b.get("body", {}).get("player") for b in blocks if isinstance(b.get("body"), dict)}
+                       - {row.player})
+    if strangers and not signed_game:
+        result.lines.append({"line": "(submission blocks)", "ok": False,
+                             "text": f"blocks for {', '.join(map(str, strangers))}: in this game each player "
+                                     f"sends only their own blocks"})
+        return
+    try:
+        done = commands.submit(store, row.game, text, at=now)
+    except _ERRORS as exc:
+        result.lines.append({"line": "(submission blocks)", "ok": False, "text": _one_line(exc)})
+        return
+    for item in done:
+        note = " (already recorded, nothing changed)" if item.get("already_recorded") else ""
+        result.lines.append({"line": "(submission block)", "ok": True, "text": f"{item['kind']} of {item['player']} recorded{note}"})
+
+
+def _apply(store, row, command, now: str, msg) -> tuple[bool, str]:
+    from ..protocol import commands
+    game, player = row.game, row.player
+    try:
+        if command.verb == "help":
+            return True, HELP
+        if command.verb == "status":
+            return True, _status_text(store, game)
+        if command.verb == "private":
+            judge.queue_private(store, commands.load(store, game), player, now, in_reply_to=msg.message_id)
+            return True, "your private message is on its way again"
+        before = store.head(game)
+        if command.verb == "commit":
+            commands.commit(store, game, player, command.args[0], at=now)
+            done = "commitment recorded"
+        elif command.verb == "reveal":
+            commands.reveal(store, game, player, command.args[0], command.args[1], at=now)
+            done = "reveal accepted"
+        elif command.verb == "seal":
+            session = commands.commit_for_player(store, game, player, command.args[0], at=now)
+            done = "sealed on receipt (the judge keeps the salt and reveals it once every commitment is in)"
+        elif command.verb == "client-seed":
+            commands.add_client_seed(store, game, player, command.args[0], at=now)
+            done = "client seed recorded"
+        else:
+            commands.decide(store, game, player, command.args[0], at=now)
+            done = "decision recorded"
+        if store.head(game) == before:
+            return True, "already recorded; nothing changed"
+        return True, done
+    except _ERRORS as exc:
+        return False, _one_line(exc)
+
+
+def _status_text(store, game: str) -> str:
+    from ..protocol import commands, reports
+    report = reports.status(commands.load(store, game), store.head(game))
+    waiting = "; ".join(f"{w['player']} ({w['kind']}{', due ' + w['due'] if 'due' in w else ''})"
+                        for w in report["waiting"]) or "nobody"
+    where = (f"round {report['round']}, step {report['step']}, {report['phase']}" if report["started"]
+             else "not started")
+    return f"{game}: {where}; waiting for: {waiting}; chain head {report['chain_head']['seq']} {report['chain_head']['hash'][:16]}"
+
+
+def _answer_text(store, row, result: Result) -> str:
+    out = [f"The judge's answer for {row.player} in game {row.game}:", ""]
+    for line in result.lines:
+        if line["line"]:
+            out.append(f"> {line['line']}")
+        out.append(("  " if line["ok"] else "  REFUSED: ") + line["text"].replace("\n", "\n  "))
+    out += ["", _status_text(store, row.game)]
+    return "\n".join(out)
+
+
+def _answer(store, msg, result: Result, text: str, now: str) -> None:
+    from ..store import outbox
+    address = result.address or msg.sender
+    subject = msg.subject if msg.subject.lower().startswith("re:") else f"Re: {msg.subject}".strip()
+    refs = tuple(msg.references) + ((msg.message_id,) if msg.message_id else ())
+    outbox.queue(store, game=result.game or "", kind="answer", recipient=address, subject=subject[:200],
+                 text=text + "\n", in_reply_to=msg.message_id, references=refs[-10:], at=now,
+                 domain=judge._domain())
+    result.answered = True
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())[:500] or type(exc).__name__
+
+
+def _earlier(at: str, seconds: int) -> str:
+    from datetime import datetime, timedelta
+    fmt = "%Y-%m-%dT%H:%M:%SZ"
+    return (datetime.strptime(at, fmt) - timedelta(seconds=seconds)).strftime(fmt)
+
+
+def _errors():
+    from ..games.base import ChoiceError
+    from ..protocol.errors import ProtocolError
+    from ..store.errors import StoreError
+    return (ProtocolError, StoreError, ChoiceError, ValueError)
+
+
+_ERRORS = _errors()

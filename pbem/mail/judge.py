@@ -1,0 +1,256 @@
+"""What the judge mails, queued in the outbox in the same transaction as the events behind it.
+
+``attach(store)`` adds a write hook to the store: every protocol command that writes (from
+the command line or from mail) then queues, before it commits,
+- a private message to each player who now owes something new (a new roll, a new request,
+  reveals now open) or to whom a default was applied;
+- the public summary to every player and the game's list address when a step or round
+  resolves, and the final result (with the server seed) when the game ends.
+Games without any address are left alone.
+
+Public summaries are costly to render (a replay of the whole log), so their outbox row holds
+what to render: the game, the round and the chain head it describes. ``mail send`` renders
+it from the log up to that head, so the text is the same whenever it is rendered
+(``materialize``); everything else is rendered when queued.
+"""
+
+from __future__ import annotations
+
+import json
+
+from ..store import judge as tables
+
+MAIL_PREFIX = "pbem"
+
+
+def attach(store) -> None:
+    """Make every write to ``store`` queue the mail it calls for (once per store)."""
+    if watch not in store.write_hooks:
+        store.write_hooks.append(watch)
+
+
+def subject_tag(game: str) -> str:
+    return f"[{game}]"
+
+
+# ---------------------------------------------------------------------- the write hook
+
+def watch(store, session):
+    """Called inside a write, before its events: remember what each player owed."""
+    if not tables.uses_mail(store, session.game_id):
+        return None
+    before = _owed(session)
+    position = _position(session)
+    seq = session.seq
+
+    def after(session, at: str) -> None:
+        follow_ups(store, session, before, position, seq, at)
+    return after
+
+
+def _owed(session) -> dict[str, tuple]:
+    from ..protocol.reports import waiting
+    owed: dict[str, list] = {}
+    if session.state is None:
+        return {}
+    for entry in waiting(session):
+        owed.setdefault(entry["player"], []).append((entry["kind"], entry["sealed"]))
+    where = _position(session)
+    return {player: (where, tuple(sorted(kinds))) for player, kinds in owed.items()}
+
+
+def _position(session) -> tuple:
+    if session.state is None:
+        return (None, None, False)
+    return (session.state.round, session.state.step, session.finished)
+
+
+def follow_ups(store, session, before: dict, position: tuple, seq: int, at: str) -> None:
+    """Queue the mail that the events after ``seq`` call for."""
+    if session.seq == seq:
+        return
+    addresses = tables.mail_players(store, session.game_id)
+    defaulted = {ev.data.get("player") for ev in store.events(session.game_id, after=seq)
+                 if ev.kind in ("default", "nmr")}
+    now = _owed(session)
+    for player, row in addresses.items():
+        if player in defaulted or (player in now and now[player] != before.get(player)):
+            queue_private(store, session, player, at)
+    where = _position(session)
+    if position[0] is not None and where != position:
+        final = session.finished and not position[2]
+        queue_summary(store, session, None if final else position[0], at, final=final)
+
+
+# ---------------------------------------------------------------------- queueing
+
+def recipients(store, game: str) -> list[tuple[str | None, str]]:
+    """(player, address) for every player with an address, then (None, list address)."""
+    out = [(p, row.address) for p, row in sorted(tables.mail_players(store, game).items())]
+    listed = tables.list_address(store, game)
+    if listed:
+        out.append((None, listed))
+    return out
+
+
+def queue_private(store, session, player: str, at: str, notice: str = "", kind: str = "private",
+                  in_reply_to: str | None = None) -> str | None:
+    """Queue ``player``'s private message (with ``notice`` above it, e.g. their password)."""
+    from ..render import summary
+    from ..store import outbox
+    row = tables.mail_player(store, session.game_id, player)
+    if row is None:
+        return None
+    text = notice + (summary.render_private(session, player, "text")[1] if session.started else
+                     _not_started(session)) + _how_to_reply(session, player)
+    html = summary.render_private(session, player, "html")[1] if session.started else None
+    where = (f"round {session.state.round} step {session.state.step}" if session.state is not None
+             else "before the start")
+    subject = f"{subject_tag(session.game_id)} private message for {player}: {where}"
+    return outbox.queue(store, game=session.game_id, kind=kind, recipient=row.address, subject=subject,
+                        text=text, html=html, in_reply_to=in_reply_to, at=at, domain=_domain())
+
+
+def queue_summary(store, session, round_: int | None, at: str, final: bool = False) -> list[str]:
+    """Queue the public summary of ``round_`` (the final result when ``final``) to everyone,
+    as a render spec for the log up to the current head (see ``materialize``)."""
+    from ..store import outbox
+    head = store.head(session.game_id)
+    spec = {"what": "result" if final else "summary", "round": round_, "upto": head[0], "head": head[1]}
+    if final:
+        subject = f"{subject_tag(session.game_id)} final result and server seed"
+    else:
+        subject = f"{subject_tag(session.game_id)} round {round_}: public summary (event {head[0]})"
+    ids = []
+    for _player, address in recipients(store, session.game_id):
+        ids.append(outbox.queue(store, game=session.game_id, kind="result" if final else "summary",
+                                recipient=address, subject=subject, text="", render=json.dumps(spec),
+                                at=at, domain=_domain()))
+    return ids
+
+
+def materialize(store, game: str, spec_text: str) -> tuple[str, str]:
+    """The text and HTML of a summary row: the log up to the head it names, rendered."""
+    from ..protocol.commands import SEED
+    from ..protocol.errors import Refused
+    from ..render import record, summary
+    spec = json.loads(spec_text)
+    events = store.events(game)[: spec["upto"]]
+    if len(events) != spec["upto"] or events[-1].hash != spec["head"]:
+        raise Refused(f"game {game}: the log no longer reaches event {spec['upto']} {spec['head'][:8]}…; "
+                      f"run pbem audit {game}")
+    secret = store.get_secret(game, SEED)
+    rec = record.build(game, events, bytes.fromhex(secret) if secret else None)
+    if spec["what"] == "result":
+        return (summary.render_public(rec, None, "text")[1], summary.render_public(rec, None, "html")[1])
+    return (summary.render_public(rec, spec["round"], "text")[1],
+            summary.render_public(rec, spec["round"], "html")[1])
+
+
+def _not_started(session) -> str:
+    return (f"Game {session.game_id} has not started yet. Players may add a client seed (any text) "
+            f"before it does: reply with the line 'client-seed YOUR WORDS'.\n")
+
+
+def _how_to_reply(session, player: str) -> str:
+    signed = bool(session.meta.get("require_signatures"))
+    lines = ["", "-" * 60, f"To answer by mail, reply to this message (keep {subject_tag(session.game_id)} "
+             f"in the subject), one command a line:"]
+    if signed:
+        lines.append("  paste the signed block that pbem seal / pbem decide printed (this game takes only signed blocks)")
+    else:
+        lines += ["  password YOUR-MAIL-PASSWORD     (in every message that changes something)",
+                  "  seal CHOICE                     the judge seals your choice on receipt",
+                  "  commit HASH  /  reveal CHOICE SALT   if you seal on your own machine",
+                  "  CHOICE                          an open decision, e.g. skull:raid"]
+    lines += ["  status  |  private  |  help", "Lines quoted with '>' and everything below '-- ' are not read."]
+    return "\n".join(lines) + "\n"
+
+
+def _domain() -> str:
+    import os
+    address = os.environ.get("PBEM_JUDGE_ADDRESS", "")
+    return address.rpartition("@")[2] or "pbem.invalid"
+
+
+# ---------------------------------------------------------------------- addresses
+
+ADDRESS = __import__("re").compile(r"^[A-Za-z0-9._%+'=-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$")
+
+
+def check_address(address: str) -> str:
+    """A plain address (name@example.org), lower-cased; a one-line refusal otherwise."""
+    from ..protocol.errors import Refused
+    text = (address or "").strip()
+    if len(text) > 254 or not ADDRESS.match(text):
+        shown = text[:80] + ("…" if len(text) > 80 else "")
+        raise Refused(f"{shown!r} is not a plain email address; give one like ani@example.org "
+                      f"(no name, no angle brackets)")
+    return text.lower()
+
+
+def register(store, game: str, player: str, address: str, at: str, new_password: bool = False,
+             tz: str | None = None) -> dict:
+    """Set ``player``'s address in ``game``. In a game without signatures a player without a
+    password (or with ``new_password``) gets a fresh one, mailed once and kept only hashed.
+    Runs in one transaction with the private message that carries the password."""
+    from ..protocol import commands
+    from .passwords import hash_password, make_password
+    address = check_address(address)
+    attach(store)
+    with store.atomic():
+        session = commands.load(store, game)
+        session.player(player)
+        others = [p for p, row in tables.mail_players(store, game).items() if row.address == address and p != player]
+        if others:
+            from ..protocol.errors import Refused
+            raise Refused(f"{address} is already the address of {others[0]} in game {game}; "
+                          f"each player needs an address of their own")
+        old = tables.mail_player(store, game, player)
+        signed = bool(session.meta.get("require_signatures"))
+        password = None
+        if not signed and (new_password or old is None or not old.password_hash):
+            password = make_password()
+        tables.set_address(store, game, player, address, hash_password(password) if password else None, tz)
+        if password or old is None or old.address != address:
+            notice = _welcome(session, player, password)
+            queue_private(store, session, player, at, notice=notice)
+    return {"game": game, "player": player, "address": address, "password_sent": bool(password),
+            "changed": old is not None and old.address != address}
+
+
+def set_list(store, game: str, address: str | None) -> str | None:
+    from ..protocol import commands
+    address = check_address(address) if address else None
+    with store.atomic():
+        commands.load(store, game)
+        tables.set_list_address(store, game, address)
+    return address
+
+
+def _welcome(session, player: str, password: str | None) -> str:
+    lines = [f"Welcome to game {session.game_id}, {player}. The judge will mail you whenever you owe a move."]
+    if password:
+        lines += ["", f"Your mail password for this game: {password}",
+                  "Put the line 'password " + password + "' in every message that changes something.",
+                  "This is the only time the judge shows it: keep this message."]
+    if session.meta.get("require_signatures"):
+        lines += ["", "This game takes only signed blocks: make them with pbem seal / pbem decide --key YOUR.key."]
+    return "\n".join(lines) + "\n\n"
+
+
+def create_game(store, game_id: str, game_type: str, players: list[str], options: dict,
+                addresses: dict[str, str], list_address: str | None, at: str, **settings):
+    """``pbem new`` with addresses: the game, its addresses and the welcome messages (each
+    with the player's mail password) in one transaction."""
+    from ..protocol import commands
+    addresses = {p: check_address(a) for p, a in addresses.items()}
+    list_address = check_address(list_address) if list_address else None
+    attach(store)
+    with store.transaction():
+        session = commands.create_game(store, game_id, game_type, players, options, at=at, **settings)
+        if list_address:
+            tables.set_list_address(store, game_id, list_address)
+        for player, address in addresses.items():
+            register(store, game_id, player, address, at)
+    return session

@@ -1,0 +1,98 @@
+"""Fixtures for the email judge: a database with a game whose players have addresses,
+and a way to write messages as mail clients do (with the ``email`` package)."""
+
+from __future__ import annotations
+
+import itertools
+import json
+import re
+from email.message import EmailMessage
+from types import SimpleNamespace
+
+import pytest
+
+from pbem.mail import ingest as pipeline
+from pbem.mail import judge
+from pbem.protocol import commands
+from pbem.store import Store
+
+PLAYERS = ("ani", "alex", "frank", "lothar")
+T0 = "2030-01-01T10:00:00Z"
+_ids = itertools.count(1)
+
+
+def at(minutes: int) -> str:
+    from datetime import datetime, timedelta
+    return (datetime(2030, 1, 1, 10) + timedelta(minutes=minutes)).strftime("%Y-%m-%dT%H:%M:%SZ")
+
+
+def mail(sender: str, body: str, subject: str = "[g1] move", message_id: str | None = "auto",
+         headers: dict | None = None) -> bytes:
+    msg = EmailMessage()
+    msg["From"] = sender
+    msg["To"] = "judge@example.org"
+    msg["Subject"] = subject
+    if message_id == "auto":
+        message_id = f"<m{next(_ids)}@players.example.org>"
+    if message_id:
+        msg["Message-ID"] = message_id
+    for name, value in (headers or {}).items():
+        msg[name] = value
+    msg.set_content(body)
+    return msg.as_bytes()
+
+
+class Judge:
+    """A game g1 with four players who have addresses; passwords captured from the welcome mail."""
+
+    def __init__(self, path, start: bool = True, signed_keys: dict | None = None):
+        self.store = Store(path)
+        settings = {"start": start}
+        if signed_keys:
+            settings.update(require_signatures=True, keys=signed_keys)
+        judge.create_game(self.store, "g1", "tortuga", list(PLAYERS), {},
+                          {p: f"{p}@example.org" for p in PLAYERS}, "table@lists.example.org", at=T0, **settings)
+        self.passwords = {}
+        for row in self.outbox():
+            found = re.search(r"Your mail password for this game: (\S+)", row["body_text"])
+            if found:
+                self.passwords[row["recipient"].split("@")[0]] = found.group(1)
+        self.minute = 1
+
+    def outbox(self, kind: str | None = None) -> list[dict]:
+        cur = self.store.conn.execute("select * from outbox order by id")
+        names = [d[0] for d in cur.description]
+        rows = [dict(zip(names, r)) for r in cur.fetchall()]
+        return [r for r in rows if kind is None or r["kind"] == kind]
+
+    def send(self, player_or_address: str, body: str, **kw):
+        sender = player_or_address if "@" in player_or_address else f"{player_or_address}@example.org"
+        self.minute += 1
+        return pipeline.ingest(self.store, mail(sender, body, **kw), at(self.minute), ("judge@example.org",))
+
+    def session(self):
+        return commands.load(self.store, "g1")
+
+    def log(self) -> list:
+        return [e.export_dict() for e in self.store.events("g1")]
+
+    def frozen(self):
+        """Everything a refused message must leave as it was (but the seen-record)."""
+        return (json.dumps(self.log()), json.dumps(self.outbox()))
+
+
+@pytest.fixture
+def game(tmp_path):
+    return Judge(tmp_path / "judge.db")
+
+
+@pytest.fixture
+def make_judge(tmp_path):
+    def make(**kw):
+        return Judge(tmp_path / f"judge{next(_ids)}.db", **kw)
+    return make
+
+
+@pytest.fixture
+def helpers():
+    return SimpleNamespace(mail=mail, at=at, PLAYERS=PLAYERS)

@@ -1,0 +1,174 @@
+"""The email judge's pipeline: routing, passwords, commands, answers, once-only, loops."""
+
+from __future__ import annotations
+
+import pytest
+
+
+def default_select(game, player):
+    session = game.session()
+    return session.rules.default(session.state, player, "select")
+
+
+def test_new_game_mails_each_player_a_password_kept_only_hashed(game):
+    assert set(game.passwords) == {"ani", "alex", "frank", "lothar"}
+    stored = game.store.conn.execute("select group_concat(password_hash) from mail_players").fetchone()[0]
+    for password in game.passwords.values():
+        assert password not in stored
+    welcome = [r for r in game.outbox("private") if r["recipient"] == "ani@example.org"]
+    assert len(welcome) == 1 and "Your roll" in welcome[0]["body_text"]
+    assert game.passwords["alex"] not in welcome[0]["body_text"]
+
+
+def test_seal_by_mail_is_recorded_as_sealed_by_the_judge_and_answered(game):
+    choice = default_select(game, "ani")
+    result = game.send("ani", f"password {game.passwords['ani']}\nseal {choice}\n")
+    assert result.outcome == "applied" and result.answered
+    commit = game.log()[-1]
+    assert commit["kind"] == "commit" and commit["data"]["by"] == "moderator"
+    answer = game.outbox("answer")[-1]
+    assert answer["recipient"] == "ani@example.org" and answer["in_reply_to"]
+    assert "sealed on receipt" in answer["body_text"]
+    assert choice not in game.outbox("summary")  # nothing public was queued yet
+
+
+def test_the_same_message_twice_is_acted_on_once_and_answered_once(game, helpers):
+    raw = helpers.mail("ani@example.org", f"password {game.passwords['ani']}\nseal {default_select(game, 'ani')}")
+    from pbem.mail import ingest
+    first = ingest.ingest(game.store, raw, helpers.at(5))
+    before = game.frozen()
+    again = ingest.ingest(game.store, raw, helpers.at(6))
+    assert first.outcome == "applied" and again.outcome == "duplicate" and not again.answered
+    assert game.frozen() == before
+
+
+def test_the_same_bytes_without_message_id_are_acted_on_once(game, helpers):
+    raw = helpers.mail("ani@example.org", "status", message_id=None)
+    from pbem.mail import ingest
+    assert ingest.ingest(game.store, raw, helpers.at(5)).answered
+    assert ingest.ingest(game.store, raw, helpers.at(6)).outcome == "duplicate"
+
+
+def test_a_missing_password_changes_nothing_and_says_how(game):
+    before = game.frozen()[0]
+    result = game.send("ani", f"seal {default_select(game, 'ani')}")
+    assert result.outcome == "refused: no password"
+    assert game.frozen()[0] == before
+    assert "password YOUR-MAIL-PASSWORD" in game.outbox("answer")[-1]["body_text"]
+
+
+def test_wrong_passwords_are_counted_and_then_ignored_for_an_hour(game):
+    for _ in range(5):
+        assert game.send("ani", "password wrong-wrong-wrong\nseal A").outcome == "refused: wrong password"
+    answers = len(game.outbox("answer"))
+    result = game.send("ani", f"password {game.passwords['ani']}\nstatus")
+    assert result.outcome.startswith("not answered: too many wrong passwords") and not result.answered
+    assert len(game.outbox("answer")) == answers
+    game.minute += 61
+    assert game.send("ani", "status").answered
+
+
+def test_another_players_password_does_not_work(game):
+    result = game.send("ani", f"password {game.passwords['alex']}\nseal A")
+    assert result.outcome == "refused: wrong password"
+
+
+def test_unknown_senders_get_one_short_answer_a_day_and_change_nothing(game):
+    before = game.frozen()[0]
+    assert game.send("mallory@example.net", "seal A").answered
+    assert not game.send("mallory@example.net", "seal B").answered
+    game.minute += 24 * 60
+    assert game.send("mallory@example.net", "seal C").answered
+    assert game.frozen()[0] == before
+
+
+@pytest.mark.parametrize("headers", [
+    {"Auto-Submitted": "auto-replied"},
+    {"Precedence": "bulk"},
+    {"List-Id": "<table.lists.example.org>"},
+])
+def test_automatic_and_list_mail_is_never_answered(game, headers):
+    before = game.frozen()
+    result = game.send("ani", "status", headers=headers)
+    assert result.outcome.startswith("not answered") and not result.answered
+    assert game.frozen() == before
+
+
+def test_mail_from_the_judge_itself_is_never_answered(game):
+    result = game.send("judge@example.org", "status")
+    assert result.outcome.startswith("not answered") and not result.answered
+
+
+def test_quoted_lines_are_never_commands(game):
+    body = (f"password {game.passwords['ani']}\nstatus\n\nOn Mon, the judge wrote:\n"
+            f"> seal {default_select(game, 'ani')}\n> skull:raid\n")
+    before = game.frozen()[0]
+    result = game.send("ani", body)
+    assert [line["line"] for line in result.lines] == ["status"]
+    assert game.frozen()[0] == before
+
+
+def test_nothing_below_the_signature_is_read(game):
+    result = game.send("ani", f"status\n-- \nseal {default_select(game, 'ani')}\n")
+    assert [line["line"] for line in result.lines] == ["status"]
+
+
+def test_a_refused_command_is_answered_with_the_cli_reason_and_others_still_apply(game):
+    password = game.passwords["ani"]
+    result = game.send("ani", f"password {password}\nreveal A {'00' * 32}\nseal {default_select(game, 'ani')}")
+    assert [line["ok"] for line in result.lines] == [False, True]
+    assert "reveals open once every commitment is in" in result.lines[0]["text"]
+    assert result.outcome == "partly applied"
+    assert "REFUSED: reveals open" in game.outbox("answer")[-1]["body_text"]
+    assert game.log()[-1]["kind"] == "commit"
+
+
+def test_routing_by_subject_tag_or_game_line_and_asking_when_unclear(make_judge, tmp_path):
+    game = make_judge()
+    from pbem.mail import judge
+    from pbem.protocol import commands
+    commands.create_game(game.store, "g2", "tortuga", ["ani", "bob"], {}, start=True, at=game.store.events("g1")[-1].at)
+    judge.register(game.store, "g2", "ani", "ani@example.org", at="2030-01-01T10:00:00Z")
+    assert game.send("ani", "status", subject="hello").outcome == "refused: which game?"
+    assert game.send("ani", "status", subject="Re: [g2] your move").game == "g2"
+    assert game.send("ani", "game g1\nstatus", subject="hello").game == "g1"
+
+
+def test_too_many_command_lines_are_refused_with_an_answer(game):
+    before = game.frozen()[0]
+    result = game.send("ani", f"password {game.passwords['ani']}\n" + "status\n" * 201)
+    assert result.outcome == "refused: too many lines" and result.answered
+    assert game.frozen()[0] == before
+
+
+def test_help_status_and_private_need_no_password(game):
+    result = game.send("ani", "help\nstatus\nprivate")
+    assert [line["ok"] for line in result.lines] == [True, True, True]
+    assert game.outbox("private")[-1]["recipient"] == "ani@example.org"
+
+
+def test_answers_go_to_the_registered_address_never_to_reply_to(game):
+    game.send("ani", "status", headers={"Reply-To": "mallory@example.net"})
+    assert game.outbox("answer")[-1]["recipient"] == "ani@example.org"
+
+
+def test_a_resolved_step_queues_the_summary_for_everyone_and_the_list(game):
+    for player in ("ani", "alex", "frank", "lothar"):
+        game.send(player, f"password {game.passwords[player]}\nseal {default_select(game, player)}")
+    summaries = game.outbox("summary")
+    assert sorted(r["recipient"] for r in summaries) == sorted(
+        [f"{p}@example.org" for p in ("ani", "alex", "frank", "lothar")] + ["table@lists.example.org"])
+
+
+def test_one_transaction_a_failing_answer_leaves_nothing(game, monkeypatch):
+    from pbem.mail import ingest
+    before = game.frozen()
+
+    def boom(*args, **kwargs):
+        raise RuntimeError("disk full")
+    monkeypatch.setattr(ingest, "_answer", boom)
+    with pytest.raises(RuntimeError):
+        game.send("ani", f"password {game.passwords['ani']}\nseal {default_select(game, 'ani')}")
+    assert game.frozen() == before
+    seen = game.store.conn.execute("select count(*) from mail_seen").fetchone()[0]
+    assert seen == 0
