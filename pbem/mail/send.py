@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Callable
 
 from pbem.store import outbox
+from pbem.store.faults import maybe_crash
 
 from .config import MailConfig, check_sendable
 
@@ -176,6 +177,7 @@ def send_due(store, config: MailConfig, now: str,
         for index, row in enumerate(rows):
             if not outbox.claim(store, row.id, now):
                 continue  # another sender took it (or sent it) since we looked
+            maybe_crash("send:after-claim")
             try:
                 smtp.send_message(compose(row, config.judge_address),
                                   from_addr=config.judge_address, to_addrs=[row.recipient])
@@ -189,6 +191,7 @@ def send_due(store, config: MailConfig, now: str,
                     report.left = len(rows) - index - 1
                     break
             else:
+                maybe_crash("send:after-accept")
                 outbox.mark_sent(store, row.id, now)
                 report.results.append(_result(row, SENT))
     finally:
@@ -274,7 +277,9 @@ def write_due(store, folder: Path, now: str, from_address: str | None = None) ->
                 handle.write(message.as_bytes(policy=message.policy.clone(linesep="\r\n")))
                 handle.flush()
                 os.fsync(handle.fileno())
+            maybe_crash("write:before-rename")
             os.replace(temporary, target)
+            maybe_crash("write:after-rename")
         except OSError as exc:
             temporary.unlink(missing_ok=True)
             error = f"cannot write {target}: {exc.strerror or exc}"
