@@ -74,11 +74,11 @@ def send(smtp: Annotated[Optional[str], typer.Option("--smtp", callback=_check_s
     config = with_overrides(load_config(config_file, os.environ), smtp=smtp, security=security,
                             user=user, judge_address=from_address)
     store = open_store(db)
-    now = utc_now()  # the only clock: the library takes the time as a parameter
+    # The only clock: the library takes the time (and a clock for long runs) as parameters.
     if to_dir is not None:
-        report = write_due(store, to_dir, now, config.judge_address)
+        report = write_due(store, to_dir, utc_now(), config.judge_address, clock=utc_now)
     else:
-        report = send_due(store, config, now)
+        report = send_due(store, config, utc_now(), clock=utc_now)
     lines = []
     for r in report.results:
         what = f"#{r.id} {safe(r.game)} {r.kind} to {r.recipient}: {safe(r.subject)}"

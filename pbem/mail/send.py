@@ -151,16 +151,20 @@ def open_smtp(config: MailConfig, context=None):
 
 
 def send_due(store, config: MailConfig, now: str,
-             connect: Callable[[MailConfig], object] | None = None) -> SendReport:
+             connect: Callable[[MailConfig], object] | None = None,
+             clock: Callable[[], str] | None = None) -> SendReport:
     """Deliver the rows due at ``now`` over one SMTP connection; mark each as it goes.
 
     A refusal of one message (4xx or 5xx for its recipient or its data) marks that row
     failed, to be retried later, and the run goes on. A connection-level failure (refused,
     dropped, timed out, login refused, certificate not trusted) marks the row in hand
     failed, if any, and ends the run: the rest stay queued, untouched.
-    ``connect(config)`` opens the connection (default: ``open_smtp``).
+    ``connect(config)`` opens the connection (default: ``open_smtp``). ``clock()``, when
+    given, times each claim and mark instead of ``now``: in a long run, a claim dated from
+    the run's start could run out before its message goes, and a second sender take it.
     """
     check_sendable(config)
+    moment = clock or (lambda: now)
     rows = outbox.due(store, now)
     report = SendReport()
     if not rows:
@@ -175,7 +179,7 @@ def send_due(store, config: MailConfig, now: str,
         return report
     try:
         for index, row in enumerate(rows):
-            if not outbox.claim(store, row.id, now):
+            if not outbox.claim(store, row.id, moment()):
                 continue  # another sender took it (or sent it) since we looked
             maybe_crash("send:after-claim")
             try:
@@ -185,14 +189,14 @@ def send_due(store, config: MailConfig, now: str,
                 if not _is_mail_failure(exc):
                     raise
                 error = describe(exc)
-                report.results.append(_failed(store, row, error, now))
+                report.results.append(_failed(store, row, error, moment()))
                 if getattr(smtp, "sock", True) is None:  # smtplib closes a connection it lost
                     report.stopped = f"{config.server}: connection lost ({error})"
                     report.left = len(rows) - index - 1
                     break
             else:
                 maybe_crash("send:after-accept")
-                outbox.mark_sent(store, row.id, now)
+                outbox.mark_sent(store, row.id, moment())
                 report.results.append(_result(row, SENT))
     finally:
         _close(smtp)
@@ -255,19 +259,22 @@ def _close(smtp) -> None:
 # -- writing .eml files instead ------------------------------------------------------------------
 
 
-def write_due(store, folder: Path, now: str, from_address: str | None = None) -> SendReport:
+def write_due(store, folder: Path, now: str, from_address: str | None = None,
+              clock: Callable[[], str] | None = None) -> SendReport:
     """Write each row due at ``now`` as ``FOLDER/<id>-<message-id>.eml`` and mark it sent.
 
     For a moderator who sends by hand. Each file appears whole (written under a temporary
     name, then renamed); a crash before the mark rewrites the same file on the next run.
-    ``from_address`` defaults to ``judge@`` the Message-ID's domain.
+    ``from_address`` defaults to ``judge@`` the Message-ID's domain; ``clock`` is as for
+    ``send_due``.
     """
+    moment = clock or (lambda: now)
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
     report = SendReport()
     rows = outbox.due(store, now)
     for index, row in enumerate(rows):
-        if not outbox.claim(store, row.id, now):
+        if not outbox.claim(store, row.id, moment()):
             continue
         message = compose(row, from_address or _default_from(row.message_id))
         target = folder / f"{row.id}-{safe_name(row.message_id)}.eml"
@@ -283,10 +290,10 @@ def write_due(store, folder: Path, now: str, from_address: str | None = None) ->
         except OSError as exc:
             temporary.unlink(missing_ok=True)
             error = f"cannot write {target}: {exc.strerror or exc}"
-            report.results.append(_failed(store, row, error, now))
+            report.results.append(_failed(store, row, error, moment()))
             report.stopped, report.left = error, len(rows) - index - 1
             break
-        outbox.mark_sent(store, row.id, now)
+        outbox.mark_sent(store, row.id, moment())
         report.results.append(_result(row, SENT, path=str(target)))
     return report
 

@@ -275,3 +275,17 @@ def _minutes_between(a: str, b: str) -> int:
 
     fmt = "%Y-%m-%dT%H:%M:%SZ"
     return int((datetime.strptime(b, fmt) - datetime.strptime(a, fmt)).total_seconds() // 60)
+
+
+def test_a_clock_times_each_claim_and_mark_in_a_long_run(store, smtp_server, put):
+    """Rows are picked by ``now``; with a clock, each claim and mark takes the clock's time,
+    so a claim made late in a long run still holds for its full length."""
+    server = smtp_server()
+    server.handler.refuse = {"p2@example.org": "450 busy"}
+    put(store, 2)
+    ticks = iter(["2024-05-01T12:00:01Z", "2024-05-01T12:00:02Z", "2024-05-01T12:20:00Z",
+                  "2024-05-01T12:20:05Z"])
+    report = send_due(store, plain(server.port), T0, clock=lambda: next(ticks))
+    assert [(r.id, r.outcome) for r in report.results] == [(1, "sent"), (2, "failed")]
+    assert outbox.get(store, 1).sent_at == "2024-05-01T12:00:02Z"
+    assert report.results[1].next_try_at == "2024-05-01T12:21:05Z"  # a minute after the failure
