@@ -7,7 +7,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from . import audit, game, judge, play, tools
+from . import audit, game, judge, mail, play, tools
 from .common import _GLOBAL
 
 app = typer.Typer(
@@ -26,7 +26,7 @@ def _main(db: Annotated[Optional[Path], typer.Option("--db", envvar="PBEM_DB", h
     _GLOBAL["db"] = db
 
 
-for group in (game, play, audit, tools, judge):
+for group in (game, play, audit, tools, mail, judge):
     group.register(app)
 
 

@@ -1,6 +1,7 @@
-"""Email in and out (parse, authenticate, compose, send): not built yet.
+"""Email in and out: the judge's mail.
 
-Today a moderator saves a mail or forum post to a file and runs ``pbem submit GAME FILE``,
-which finds every armoured block in it (quoting and re-wrapping do no harm). Sending
-private messages is the moderator's: ``pbem private GAME PLAYER --format text|html``.
+Outgoing mail is a row first and a message second: ``pbem.store.outbox`` queues each
+message in the transaction of the events that caused it; ``send`` composes the due rows
+and delivers them over SMTP (or writes them as .eml files), marking each one sent;
+``config`` reads the SMTP settings. See docs/email.md.
 """

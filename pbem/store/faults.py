@@ -2,7 +2,9 @@
 
 A test starts a child process with ``PBEM_CRASH_AT=<point>``; when the child reaches that
 point it dies at once, without cleanup, as if the machine lost power under it. The points:
-``append:before-insert``, ``append:after-insert``, ``commit:before``, ``commit:after``.
+``append:before-insert``, ``append:after-insert``, ``commit:before``, ``commit:after``;
+and in the mail sender ``send:after-claim``, ``send:after-accept`` (the server took the
+message, the row is not marked yet), ``write:before-rename``, ``write:after-rename``.
 """
 
 from __future__ import annotations

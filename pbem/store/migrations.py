@@ -56,8 +56,42 @@ def m002_indexes(db: Database) -> None:
     db["events"].create_index(["game", "kind"], index_name="events_game_kind")
 
 
+def m003_outbox(db: Database) -> None:
+    # The transactional outbox: every message the judge will send is a row written in the
+    # same transaction as the events that caused it; sending marks it sent. It holds
+    # players' private messages, so, like ``secrets``, it is never part of an export.
+    # Written as SQL: sqlite-utils cannot declare a column UNIQUE inside CREATE TABLE.
+    db.execute(
+        """
+        CREATE TABLE outbox (
+            id INTEGER PRIMARY KEY,
+            game TEXT NOT NULL,
+            kind TEXT NOT NULL,
+            recipient TEXT NOT NULL,
+            message_id TEXT NOT NULL UNIQUE,
+            subject TEXT NOT NULL,
+            in_reply_to TEXT,
+            refs TEXT NOT NULL DEFAULT '',
+            auto_submitted TEXT NOT NULL,
+            body_text TEXT NOT NULL,
+            body_html TEXT,
+            queued_at TEXT NOT NULL,
+            state TEXT NOT NULL,
+            attempts INTEGER NOT NULL DEFAULT 0,
+            next_try_at TEXT NOT NULL,
+            last_error TEXT,
+            sent_at TEXT
+        )
+        """
+    )
+    # The sender asks for queued rows that are due: state = 'queued' and next_try_at <= now.
+    db.execute("CREATE INDEX outbox_state_next_try ON outbox (state, next_try_at)")
+
 def m004_judge(db: Database) -> None:
     # The email judge's private bookkeeping: never exported, never part of the chain.
+    # A public summary is queued as what to render (the log up to a head); its bodies are
+    # rendered before it is sent (pbem.mail.judge), and then this is null.
+    db.execute("ALTER TABLE outbox ADD COLUMN render TEXT")
     # Players' addresses and mail passwords (a salted scrypt hash, never the password).
     db["mail_players"].create(
         {"game": str, "player": str, "address": str, "password_hash": str, "tz": str},
@@ -86,6 +120,7 @@ def m004_judge(db: Database) -> None:
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
+    m003_outbox,
     m004_judge,
 ]
 

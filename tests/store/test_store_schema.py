@@ -9,7 +9,7 @@ import pytest
 from pbem.store import Store, StoreError
 from pbem.store.migrations import MIGRATIONS
 
-EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes"]
+EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox"]
 
 
 def columns(db, table):
@@ -19,7 +19,7 @@ def columns(db, table):
 def test_blank_database_migrates_to_full_schema(db_path):
     with Store(db_path) as store:
         db = store.db
-        assert set(db.table_names()) == {"_migrations", "events", "secrets", "snapshots"}
+        assert set(db.table_names()) == {"_migrations", "events", "secrets", "snapshots", "outbox"}
         assert columns(db, "events") == [
             ("game", "TEXT"),
             ("seq", "INTEGER"),
@@ -37,6 +37,34 @@ def test_blank_database_migrates_to_full_schema(db_path):
         assert columns(db, "_migrations") == [("name", "TEXT"), ("applied_at", "TEXT")]
         assert [index.columns for index in db["events"].indexes if index.origin == "c"] == [
             ["game", "kind"]
+        ]
+        assert columns(db, "outbox") == [
+            ("id", "INTEGER"),
+            ("game", "TEXT"),
+            ("kind", "TEXT"),
+            ("recipient", "TEXT"),
+            ("message_id", "TEXT"),
+            ("subject", "TEXT"),
+            ("in_reply_to", "TEXT"),
+            ("refs", "TEXT"),
+            ("auto_submitted", "TEXT"),
+            ("body_text", "TEXT"),
+            ("body_html", "TEXT"),
+            ("queued_at", "TEXT"),
+            ("state", "TEXT"),
+            ("attempts", "INTEGER"),
+            ("next_try_at", "TEXT"),
+            ("last_error", "TEXT"),
+            ("sent_at", "TEXT"),
+        ]
+        assert db["outbox"].pks == ["id"]
+        outbox = {column.name: column for column in db["outbox"].columns}
+        nullable = {"id", "in_reply_to", "body_html", "last_error", "sent_at"}
+        assert {name for name, column in outbox.items() if not column.notnull} == nullable
+        assert outbox["refs"].default_value == "''" and outbox["attempts"].default_value == "0"
+        assert [(index.columns, index.unique) for index in db["outbox"].indexes] == [
+            (["state", "next_try_at"], 0),
+            (["message_id"], 1),
         ]
         rows = list(db.query("select name, applied_at from _migrations order by rowid"))
         assert [row["name"] for row in rows] == EXPECTED_NAMES
@@ -68,6 +96,29 @@ def test_reopening_does_not_rerun_migrations(db_path):
         assert {row["applied_at"] for row in again} == {"2000-01-01T00:00:00Z"}
         assert store.count("g") == 1
         assert store.db.execute("PRAGMA busy_timeout").fetchone()[0] == 2000
+
+
+def test_a_database_of_the_previous_version_gains_the_outbox(db_path):
+    """A games file written before the outbox existed opens, keeps its log, and migrates."""
+    db_path.parent.mkdir(parents=True)
+    conn = sqlite3.connect(db_path)
+    conn.executescript(
+        "create table _migrations (name text primary key not null, applied_at text not null);"
+        "insert into _migrations values ('m001_events_and_secrets', '2024-01-01T00:00:00Z');"
+        "insert into _migrations values ('m002_indexes', '2024-01-01T00:00:00Z');"
+        "create table events (game text not null, seq integer not null, kind text not null,"
+        " at text not null, body text not null, prev_hash text not null, hash text not null,"
+        " primary key (game, seq));"
+        "create table secrets (game text not null, name text not null, value text not null,"
+        " primary key (game, name));"
+        "create table snapshots (game text not null, seq integer not null, state text not null,"
+        " primary key (game, seq));"
+    )
+    conn.close()
+    with Store(db_path) as store:
+        assert store.db["outbox"].exists()
+        names = [row["name"] for row in store.db.query("select name from _migrations order by rowid")]
+        assert names == EXPECTED_NAMES
 
 
 def test_database_from_a_newer_version_is_refused(db_path):

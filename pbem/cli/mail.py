@@ -1,0 +1,127 @@
+"""The mail judge's commands, under 'pbem mail': send the outbox, list what waits."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from .common import DbOption, JsonOption, emit, fail, handled, open_store, safe
+
+app = typer.Typer(
+    name="mail",
+    help="The email judge: send what the judge has queued, and see what waits.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+
+
+def register(parent: typer.Typer) -> None:
+    parent.add_typer(app, name="mail")
+
+
+def _check_security(value: Optional[str]) -> Optional[str]:
+    if value is not None and value not in ("starttls", "tls", "plain"):
+        raise typer.BadParameter(f"{value!r}: use starttls (port 587), tls (port 465) or plain (a local relay)")
+    return value
+
+
+def _check_server(value: Optional[str]) -> Optional[str]:
+    if value is not None:
+        from ..mail.config import MailConfigError, parse_server
+        try:
+            parse_server(value)
+        except MailConfigError as exc:
+            raise typer.BadParameter(str(exc)) from None
+    return value
+
+
+def _when(at: Optional[str]) -> str:
+    return at.replace("T", " ").replace("Z", " UTC") if at else "-"
+
+
+@app.command("send")
+@handled
+def send(smtp: Annotated[Optional[str], typer.Option("--smtp", callback=_check_server, help="SMTP server as HOST:PORT (default: smtp_host in the config file).", show_default=False)] = None,
+         security: Annotated[Optional[str], typer.Option("--security", callback=_check_security, help="starttls, tls or plain (default: starttls).", show_default=False)] = None,
+         user: Annotated[Optional[str], typer.Option("--user", help="SMTP login; the password comes from $PBEM_SMTP_PASSWORD or a chmod 600 config file, never an option.", show_default=False)] = None,
+         config_file: Annotated[Optional[Path], typer.Option("--config", help="Mail config file (default: $PBEM_MAIL_CONFIG, else ~/.config/pbem/mail.toml).", show_default=False)] = None,
+         from_address: Annotated[Optional[str], typer.Option("--from", help="The judge's address, the From of every message.", show_default=False)] = None,
+         to_dir: Annotated[Optional[Path], typer.Option("--to-dir", help="Write each message as a .eml file into this folder instead of sending it.", show_default=False)] = None,
+         db: DbOption = None, as_json: JsonOption = False):
+    """Send every queued message that is due, and mark each one sent (or failed, for a retry).
+
+    One SMTP connection per run. A message the server refuses is retried later (after 1
+    minute, then 2, 4, ... at most an hour); a lost connection ends the run and leaves the
+    rest queued. Exit status 1 when any message failed or was left: run it again later
+    (from cron, say); nothing is ever sent twice.
+
+    \b
+    Example: PBEM_SMTP_PASSWORD=... pbem mail send --smtp smtp.example.org:587 --user judge@example.org --from judge@example.org
+    Example: pbem mail send --to-dir outgoing/     (write .eml files to send by hand)
+    """
+    import os
+
+    from ..mail.config import load_config, with_overrides
+    from ..mail.send import send_due, write_due
+    from ..store.event import utc_now
+
+    if to_dir is not None and smtp is not None:
+        raise typer.BadParameter("give --smtp (send) or --to-dir (write files), not both")
+    config = with_overrides(load_config(config_file, os.environ), smtp=smtp, security=security,
+                            user=user, judge_address=from_address)
+    store = open_store(db)
+    # The only clock: the library takes the time (and a clock for long runs) as parameters.
+    if to_dir is not None:
+        report = write_due(store, to_dir, utc_now(), config.judge_address, clock=utc_now)
+    else:
+        report = send_due(store, config, utc_now(), clock=utc_now)
+    lines = []
+    for r in report.results:
+        what = f"#{r.id} {safe(r.game)} {r.kind} to {r.recipient}: {safe(r.subject)}"
+        if r.outcome == "sent":
+            lines.append(f"{'written' if r.path else 'sent'} {what}" + (f" -> {r.path}" if r.path else ""))
+        else:
+            lines.append(f"failed {what}: {safe(r.error)}; retry at {_when(r.next_try_at)}")
+    totals = [f"{len(report.sent)} {'written' if to_dir else 'sent'}", f"{len(report.failed)} failed"]
+    if report.left:
+        totals.append(f"{report.left} not tried")
+    lines.append(", ".join(totals) if report.results or report.left else "nothing due to send")
+    emit(report.as_dict(), as_json, "\n".join(lines))
+    if not report.ok:
+        waiting = len(report.failed) + report.left
+        reason = f"stopped: {report.stopped}; " if report.stopped else ""
+        fail(f"{reason}{waiting} message{'s' if waiting != 1 else ''} stay{'' if waiting != 1 else 's'} "
+             "queued for the next 'pbem mail send' (see 'pbem mail outbox')")
+
+
+@app.command("outbox")
+@handled
+def outbox(game: Annotated[Optional[str], typer.Option("--game", help="Only this game's messages.", show_default=False)] = None,
+           include_sent: Annotated[bool, typer.Option("--all", help="Include the messages sent already.")] = False,
+           db: DbOption = None, as_json: JsonOption = False):
+    """The messages that wait to be sent: to whom, what, how often tried, and when next.
+
+    \b
+    Example: pbem mail outbox --game g1
+    Example: pbem mail outbox --all --json
+    """
+    from ..store import outbox as box
+
+    rows = box.listing(open_store(db), game, include_sent)
+    lines = []
+    for row in rows:
+        head = f"#{row.id} {safe(row.game)} {row.kind} to {row.recipient}: {safe(row.subject)}"
+        if row.state == "sent":
+            lines.append(f"{head} - sent {_when(row.sent_at)}")
+            continue
+        tail = f" - attempts {row.attempts}, next try {_when(row.next_try_at)}"
+        if row.last_error:
+            tail += f", last error: {safe(row.last_error)}"
+        lines.append(head + tail)
+    if not rows:
+        lines.append("the outbox is empty: nothing waits" if not include_sent else "the outbox is empty")
+    emit([row.as_dict() for row in rows], as_json, "\n".join(lines))

@@ -1,0 +1,325 @@
+"""Sending the outbox: compose each due row, hand it to an SMTP server (or write it as a
+.eml file), and mark it sent the moment it is delivered.
+
+The send step can be killed at any moment and run again: a row is sent only while it is
+queued and due, it is claimed (``outbox.claim``) just before it goes out so that two
+senders running at once do not both send it, and it is marked sent right after the server
+accepts it. One window remains: a crash (or a lost connection) after the server accepted a
+message but before the mark. That message is sent again on a later run, with the same
+Message-ID, which mail clients use to show it once.
+
+Standard library only (``smtplib``, ``ssl``, ``email``), imported when first needed.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from pbem.store import outbox
+from pbem.store.faults import maybe_crash
+
+from .config import MailConfig, check_sendable
+
+SENT, FAILED = "sent", "failed"
+
+
+@dataclass(frozen=True)
+class SendResult:
+    """What became of one row in a run. ``next_try_at`` is set for a failure, ``path`` for a file."""
+
+    id: int
+    game: str
+    kind: str
+    recipient: str
+    subject: str
+    message_id: str
+    outcome: str  # "sent" or "failed"
+    error: str | None = None
+    next_try_at: str | None = None
+    path: str | None = None
+
+
+@dataclass
+class SendReport:
+    """One run of the sender. ``stopped`` says why the run ended early (the connection could
+    not be made or was lost); ``left`` counts the due rows it did not try, untouched."""
+
+    results: list[SendResult] = field(default_factory=list)
+    stopped: str | None = None
+    left: int = 0
+
+    @property
+    def sent(self) -> list[SendResult]:
+        return [r for r in self.results if r.outcome == SENT]
+
+    @property
+    def failed(self) -> list[SendResult]:
+        return [r for r in self.results if r.outcome == FAILED]
+
+    @property
+    def ok(self) -> bool:
+        """True when everything due was delivered (or nothing was due)."""
+        return not self.failed and self.stopped is None and not self.left
+
+    def as_dict(self) -> dict:
+        return {"results": [asdict(r) for r in self.results], "sent": len(self.sent),
+                "failed": len(self.failed), "left": self.left, "stopped": self.stopped,
+                "ok": self.ok}
+
+
+# -- composing ---------------------------------------------------------------------------------
+
+
+def compose(row: outbox.OutboxRow, from_address: str):
+    """The message of ``row`` (an ``email.message.EmailMessage``, policy ``default``).
+
+    Plain text, plus an HTML alternative when the row has one; UTF-8, in a transfer
+    encoding that needs no 8BITMIME from the server. ``Date`` is the time it was queued:
+    the moment the judge decided to say it, whenever it is delivered.
+    """
+    from datetime import datetime, timezone
+    from email.message import EmailMessage
+    from email.policy import default
+    from email.utils import format_datetime
+
+    from pbem.store.event import AT_FORMAT
+
+    message = EmailMessage(policy=default)
+    message["From"] = from_address
+    message["To"] = row.recipient
+    message["Subject"] = row.subject
+    queued = datetime.strptime(row.queued_at, AT_FORMAT).replace(tzinfo=timezone.utc)
+    message["Date"] = format_datetime(queued)
+    message["Message-ID"] = row.message_id
+    if row.in_reply_to:
+        message["In-Reply-To"] = row.in_reply_to
+    if row.references:
+        message["References"] = " ".join(row.references)
+    message["Auto-Submitted"] = row.auto_submitted
+    message.set_content(row.body_text, charset="utf-8", cte=_transfer_encoding(row.body_text))
+    if row.body_html is not None:
+        message.add_alternative(row.body_html, subtype="html", charset="utf-8",
+                                cte=_transfer_encoding(row.body_html))
+    return message
+
+
+def _transfer_encoding(text: str) -> str:
+    # ASCII with short lines travels as it is; anything else as quoted-printable, which
+    # every server carries (8bit would need the server's 8BITMIME) and stays readable.
+    if text.isascii() and all(len(line) <= 998 for line in text.splitlines()):
+        return "7bit"
+    return "quoted-printable"
+
+
+# -- sending over SMTP -----------------------------------------------------------------------
+
+
+def open_smtp(config: MailConfig, context=None):
+    """A connected, secured and logged-in ``smtplib.SMTP`` (or ``SMTP_SSL``).
+
+    Certificates are verified against the system's trust store (or ``config.ca_file``)
+    unless a different ``ssl.SSLContext`` is passed. STARTTLS, when configured, is
+    required: a server that does not offer it is an error, never a fall-back to plain text.
+    """
+    import smtplib
+    import ssl
+
+    if context is None and config.security != "plain":
+        context = ssl.create_default_context(cafile=str(config.ca_file) if config.ca_file else None)
+    if config.security == "tls":
+        smtp = smtplib.SMTP_SSL(config.smtp_host, config.port, timeout=config.timeout, context=context)
+    else:
+        smtp = smtplib.SMTP(config.smtp_host, config.port, timeout=config.timeout)
+    try:
+        smtp.ehlo()
+        if config.security == "starttls":
+            if not smtp.has_extn("starttls"):
+                raise smtplib.SMTPNotSupportedError("the server does not offer STARTTLS; "
+                                                    "use security 'tls' if it speaks SMTPS")
+            smtp.starttls(context=context)
+            smtp.ehlo()
+        if config.smtp_user:
+            smtp.login(config.smtp_user, config.smtp_password or "")
+    except BaseException:
+        smtp.close()
+        raise
+    return smtp
+
+
+def send_due(store, config: MailConfig, now: str,
+             connect: Callable[[MailConfig], object] | None = None,
+             clock: Callable[[], str] | None = None) -> SendReport:
+    """Deliver the rows due at ``now`` over one SMTP connection; mark each as it goes.
+
+    A refusal of one message (4xx or 5xx for its recipient or its data) marks that row
+    failed, to be retried later, and the run goes on. A connection-level failure (refused,
+    dropped, timed out, login refused, certificate not trusted) marks the row in hand
+    failed, if any, and ends the run: the rest stay queued, untouched.
+    ``connect(config)`` opens the connection (default: ``open_smtp``). ``clock()``, when
+    given, times each claim and mark instead of ``now``: in a long run, a claim dated from
+    the run's start could run out before its message goes, and a second sender take it.
+    """
+    check_sendable(config)
+    moment = clock or (lambda: now)
+    render_pending(store)
+    rows = outbox.due(store, now)
+    report = SendReport()
+    if not rows:
+        return report
+    try:
+        smtp = (connect or open_smtp)(config)
+    except Exception as exc:
+        if not _is_mail_failure(exc):
+            raise
+        report.stopped = f"{config.server}: {describe(exc)}"
+        report.left = len(rows)
+        return report
+    try:
+        for index, row in enumerate(rows):
+            if not outbox.claim(store, row.id, moment()):
+                continue  # another sender took it (or sent it) since we looked
+            maybe_crash("send:after-claim")
+            try:
+                smtp.send_message(compose(row, config.judge_address),
+                                  from_addr=config.judge_address, to_addrs=[row.recipient])
+            except Exception as exc:
+                if not _is_mail_failure(exc):
+                    raise
+                error = describe(exc)
+                report.results.append(_failed(store, row, error, moment()))
+                if getattr(smtp, "sock", True) is None:  # smtplib closes a connection it lost
+                    report.stopped = f"{config.server}: connection lost ({error})"
+                    report.left = len(rows) - index - 1
+                    break
+            else:
+                maybe_crash("send:after-accept")
+                outbox.mark_sent(store, row.id, moment())
+                report.results.append(_result(row, SENT))
+    finally:
+        _close(smtp)
+    return report
+
+
+def render_pending(store) -> int:
+    """Render the bodies of rows queued as what to render (public summaries), each summary
+    once for all its recipients; returns how many summaries were rendered."""
+    from .judge import materialize
+    specs = {(row.game, row.render) for row in outbox.to_render(store)}
+    for game, spec in sorted(specs):
+        text, html = materialize(store, game, spec)
+        with store.transaction():
+            outbox.set_bodies(store, spec, game, text, html)
+    return len(specs)
+
+
+def _result(row: outbox.OutboxRow, outcome: str, **extra) -> SendResult:
+    return SendResult(row.id, row.game, row.kind, row.recipient, row.subject, row.message_id,
+                      outcome, **extra)
+
+
+def _failed(store, row: outbox.OutboxRow, error: str, now: str) -> SendResult:
+    next_try = outbox.mark_failed(store, row.id, error, now)
+    return _result(row, FAILED, error=outbox.one_line(error), next_try_at=next_try)
+
+
+def _is_mail_failure(exc: BaseException) -> bool:
+    import smtplib
+
+    return isinstance(exc, (smtplib.SMTPException, OSError))
+
+
+def describe(exc: BaseException) -> str:
+    """One line for a failure, with the server's code and words where it gave them."""
+    import smtplib
+    import ssl
+
+    if isinstance(exc, smtplib.SMTPRecipientsRefused) and exc.recipients:
+        code, words = next(iter(exc.recipients.values()))
+        return f"recipient refused: {code} {_text(words)}"
+    if isinstance(exc, smtplib.SMTPAuthenticationError):
+        return f"login refused: {exc.smtp_code} {_text(exc.smtp_error)}"
+    if isinstance(exc, smtplib.SMTPSenderRefused):
+        return f"sender refused: {exc.smtp_code} {_text(exc.smtp_error)}"
+    if isinstance(exc, smtplib.SMTPResponseException):
+        return f"{exc.smtp_code} {_text(exc.smtp_error)}"
+    if isinstance(exc, ssl.SSLCertVerificationError):
+        return f"certificate not trusted ({exc.verify_message}); set ca_file for a private CA"
+    if isinstance(exc, TimeoutError):
+        return "timed out waiting for the server"
+    if isinstance(exc, ConnectionRefusedError):
+        return "connection refused (is the server running, and is the port right?)"
+    return outbox.one_line(exc)
+
+
+def _text(words: bytes | str) -> str:
+    return words.decode("utf-8", "replace") if isinstance(words, bytes) else str(words)
+
+
+def _close(smtp) -> None:
+    try:
+        smtp.quit()
+    except Exception:  # the connection is gone already; nothing is left to tidy
+        try:
+            smtp.close()
+        except Exception:
+            pass
+
+
+# -- writing .eml files instead ------------------------------------------------------------------
+
+
+def write_due(store, folder: Path, now: str, from_address: str | None = None,
+              clock: Callable[[], str] | None = None) -> SendReport:
+    """Write each row due at ``now`` as ``FOLDER/<id>-<message-id>.eml`` and mark it sent.
+
+    For a moderator who sends by hand. Each file appears whole (written under a temporary
+    name, then renamed); a crash before the mark rewrites the same file on the next run.
+    ``from_address`` defaults to ``judge@`` the Message-ID's domain; ``clock`` is as for
+    ``send_due``.
+    """
+    moment = clock or (lambda: now)
+    folder = Path(folder)
+    folder.mkdir(parents=True, exist_ok=True)
+    report = SendReport()
+    render_pending(store)
+    rows = outbox.due(store, now)
+    for index, row in enumerate(rows):
+        if not outbox.claim(store, row.id, moment()):
+            continue
+        message = compose(row, from_address or _default_from(row.message_id))
+        target = folder / f"{row.id}-{safe_name(row.message_id)}.eml"
+        temporary = folder / f".{target.name}.tmp"
+        try:
+            with open(temporary, "wb") as handle:
+                handle.write(message.as_bytes(policy=message.policy.clone(linesep="\r\n")))
+                handle.flush()
+                os.fsync(handle.fileno())
+            maybe_crash("write:before-rename")
+            os.replace(temporary, target)
+            maybe_crash("write:after-rename")
+        except OSError as exc:
+            temporary.unlink(missing_ok=True)
+            error = f"cannot write {target}: {exc.strerror or exc}"
+            report.results.append(_failed(store, row, error, moment()))
+            report.stopped, report.left = error, len(rows) - index - 1
+            break
+        outbox.mark_sent(store, row.id, moment())
+        report.results.append(_result(row, SENT, path=str(target)))
+    return report
+
+
+def safe_name(message_id: str) -> str:
+    """A Message-ID as part of a file name: brackets dropped, odd characters replaced."""
+    return re.sub(r"[^A-Za-z0-9._@-]", "_", message_id.strip("<>"))[:120]
+
+
+def _default_from(message_id: str) -> str:
+    domain = message_id.strip("<>").rpartition("@")[2]
+    try:
+        return outbox.check_address(f"judge@{domain}")
+    except Exception:
+        return "judge@pbem.invalid"

@@ -1,0 +1,297 @@
+"""The transactional outbox: what the judge will send, kept as rows before it is sent.
+
+A message is queued with ``queue()`` inside the same ``store.transaction()`` as the events
+that caused it, so a crash never loses a message and never sends one for something that
+did not happen. Sending is a separate step (``pbem.mail.send``) that picks the rows that
+are ``due()``, ``claim()``s each one just before handing it to the server and marks it
+``mark_sent()`` (or ``mark_failed()``, which sets the time of the next try).
+
+A row's Message-ID is fixed when it is queued: a message sent again after a crash between
+the server's acceptance and the mark carries the same Message-ID, and mail clients show it
+once.
+
+The outbox holds players' private messages: it is never part of an export or an audit.
+Times are strings of the event log's form, ``2024-05-01T12:00:00Z``, passed in by the
+caller; nothing here reads the clock.
+"""
+
+from __future__ import annotations
+
+import re
+import secrets
+import sqlite3
+import unicodedata
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta, timezone
+from typing import Iterable
+
+from .errors import StoreError
+from .event import AT_FORMAT, AT_PATTERN
+
+KINDS = ("answer", "private", "summary", "result", "notice")
+QUEUED, SENT = "queued", "sent"
+# RFC 3834: an answer to a player's message is auto-replied; everything else the judge
+# sends of its own accord is auto-generated. Either way, other robots do not answer it.
+AUTO_REPLIED, AUTO_GENERATED = "auto-replied", "auto-generated"
+
+FIRST_RETRY_SECONDS = 60
+LONGEST_RETRY_SECONDS = 3600
+ERROR_LENGTH = 200
+# A claimed row is left alone by other senders for this long: far more than one message
+# can take (every SMTP step has a timeout), short enough that a sender killed mid-message
+# does not hold its row for long.
+CLAIM_SECONDS = 15 * 60
+
+# One address, ASCII, no display name: what goes into the envelope and the To header.
+_ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
+_LABEL = r"[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?"
+_DOMAIN = rf"{_LABEL}(?:\.{_LABEL})*"
+ADDRESS_PATTERN = re.compile(rf"{_ATOM}(?:\.{_ATOM})*@{_DOMAIN}")
+DOMAIN_PATTERN = re.compile(_DOMAIN)
+# <left@right> with no space, no angle bracket and no control character inside.
+MESSAGE_ID_PATTERN = re.compile(r"<[!-;=?-~]+@[!-;=?-~]+>")
+
+_COLUMNS = ("id", "game", "kind", "recipient", "message_id", "subject", "in_reply_to", "refs",
+            "auto_submitted", "body_text", "body_html", "queued_at", "state", "attempts",
+            "next_try_at", "last_error", "sent_at", "render")
+
+
+@dataclass(frozen=True)
+class OutboxRow:
+    """One queued (or sent) message, as stored. ``references`` is the ``refs`` column split."""
+
+    id: int
+    game: str
+    kind: str
+    recipient: str
+    message_id: str
+    subject: str
+    in_reply_to: str | None
+    references: tuple[str, ...]
+    auto_submitted: str
+    body_text: str
+    body_html: str | None
+    queued_at: str
+    state: str
+    attempts: int
+    next_try_at: str
+    last_error: str | None
+    sent_at: str | None
+    render: str | None = None  # what to render the bodies from, until they are rendered
+
+    def as_dict(self, bodies: bool = False) -> dict:
+        """A JSON-ready dict; the bodies (players' private text) only when asked for."""
+        data = asdict(self)
+        data["references"] = list(self.references)
+        if not bodies:
+            del data["body_text"], data["body_html"]
+        return data
+
+
+# -- queueing (inside the caller's transaction) ---------------------------------------------
+
+
+def queue(store, *, game: str, kind: str, recipient: str, subject: str, text: str,
+          html: str | None = None, in_reply_to: str | None = None,
+          references: Iterable[str] = (), at: str, domain: str = "pbem.invalid",
+          message_id: str | None = None, render: str | None = None) -> str:
+    """Queue one message to one recipient; return its Message-ID (``<...@domain>``).
+
+    Must run inside ``store.transaction()``, so the message commits (or rolls back) with
+    the events that caused it. ``message_id`` may be given to fix it from outside;
+    otherwise a random one is drawn. ``render`` (with empty bodies) names what the bodies
+    are to be rendered from before the message is sent (see ``to_render``). Raises ``StoreError`` for anything that could not be
+    sent as given (header injection, two addresses, a malformed Message-ID).
+    """
+    store._require_transaction("outbox.queue()")
+    if not isinstance(game, str) or not game:
+        raise StoreError(f"game must be a non-empty string, got {game!r}")
+    if kind not in KINDS:
+        raise StoreError(f"unknown outbox message kind {kind!r}; use one of {', '.join(KINDS)}")
+    recipient = check_address(recipient, "recipient")
+    subject = _header_value(subject, "subject")
+    _check_time(at, "at")
+    for name, body in (("text", text), ("html", html)):
+        if body is None and name == "html":
+            continue
+        if not isinstance(body, str):
+            raise StoreError(f"the {name} body must be a string, got {type(body).__name__}")
+        try:
+            body.encode("utf-8")
+        except UnicodeEncodeError as exc:
+            raise StoreError(f"the {name} body cannot be encoded as UTF-8 ({exc.reason})") from None
+    if in_reply_to is not None:
+        in_reply_to = check_message_id(in_reply_to, "in_reply_to")
+    if isinstance(references, str):
+        references = references.split()
+    refs = [check_message_id(ref, "references") for ref in references]
+    if message_id is None:
+        if not isinstance(domain, str) or not DOMAIN_PATTERN.fullmatch(domain):
+            raise StoreError(f"Message-ID domain {domain!r} is not a host name like example.org")
+        message_id = f"<pbem.{secrets.token_hex(16)}@{domain}>"
+    else:
+        message_id = check_message_id(message_id, "message_id")
+    try:
+        store.conn.execute(
+            "insert into outbox (game, kind, recipient, message_id, subject, in_reply_to, refs,"
+            " auto_submitted, body_text, body_html, queued_at, state, attempts, next_try_at, render)"
+            " values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
+            [game, kind, recipient, message_id, subject, in_reply_to, " ".join(refs),
+             AUTO_REPLIED if kind == "answer" else AUTO_GENERATED, text, html, at, QUEUED, at, render],
+        )
+    except sqlite3.IntegrityError:  # the only constraint a checked row can break
+        raise StoreError(f"a message with Message-ID {message_id} is queued already") from None
+    return message_id
+
+
+def check_address(value: object, what: str = "address") -> str:
+    """``value`` if it is one plain email address (``ani@example.org``), else ``StoreError``."""
+    if not isinstance(value, str) or not ADDRESS_PATTERN.fullmatch(value) or len(value) > 254:
+        raise StoreError(f"{what} {value!r} is not one email address; give a single address "
+                         "such as ani@example.org (no name, no comma, no line break)")
+    return value
+
+
+def check_message_id(value: object, what: str = "Message-ID") -> str:
+    if not isinstance(value, str) or not MESSAGE_ID_PATTERN.fullmatch(value):
+        raise StoreError(f"{what} {value!r} is not a Message-ID; give one like <abc123@example.org>")
+    return value
+
+
+def _header_value(value: object, what: str) -> str:
+    # A line break in a header value would start a new header (or the body): injection.
+    if not isinstance(value, str):
+        raise StoreError(f"{what} must be a string, got {type(value).__name__}")
+    bad = next((c for c in value if c != "\t" and unicodedata.category(c) in ("Cc", "Zl", "Zp")), None)
+    if bad is not None:
+        raise StoreError(f"{what} {value!r} holds a control character ({bad!r}); "
+                         "a header is one line of text")
+    return value
+
+
+def _check_time(value: object, what: str) -> str:
+    if not isinstance(value, str) or not AT_PATTERN.fullmatch(value):
+        raise StoreError(f"{what} must look like 2024-05-01T12:00:00Z, got {value!r}")
+    return value
+
+
+# -- reading ----------------------------------------------------------------------------------
+
+
+def _rows(store, where: str, params: list, limit: int | None = None) -> list[OutboxRow]:
+    sql = f"select {', '.join(_COLUMNS)} from outbox where {where} order by id"
+    if limit is not None:
+        sql += f" limit {int(limit)}"
+    rows = []
+    for values in store.conn.execute(sql, params).fetchall():
+        row = dict(zip(_COLUMNS, values))
+        row["references"] = tuple(row.pop("refs").split())
+        rows.append(OutboxRow(**row))
+    return rows
+
+
+def due(store, now: str, limit: int | None = None) -> list[OutboxRow]:
+    """Queued rows whose next try is at or before ``now``, oldest first."""
+    _check_time(now, "now")
+    return _rows(store, "state = ? and next_try_at <= ?", [QUEUED, now], limit)
+
+
+def pending(store, game: str | None = None) -> list[OutboxRow]:
+    """Every row not sent yet (due or waiting for a retry), oldest first."""
+    return listing(store, game)
+
+
+def listing(store, game: str | None = None, include_sent: bool = False) -> list[OutboxRow]:
+    """The rows of one game (or all games), oldest first; sent ones only when asked for."""
+    where, params = ("1", []) if include_sent else ("state = ?", [QUEUED])
+    if game is not None:
+        where, params = f"{where} and game = ?", [*params, game]
+    return _rows(store, where, params)
+
+
+def to_render(store) -> list[OutboxRow]:
+    """Queued rows whose bodies are still to be rendered, oldest first."""
+    return _rows(store, "state = ? and render is not null", [QUEUED])
+
+
+def set_bodies(store, render: str, game: str, text: str, html: str | None) -> None:
+    """Fill in the bodies of every queued row of ``game`` that waits for ``render``."""
+    store._require_transaction("outbox.set_bodies()")
+    store.conn.execute("update outbox set body_text = ?, body_html = ?, render = null"
+                       " where game = ? and render = ? and state = ?", [text, html, game, render, QUEUED])
+
+
+def get(store, row_id: int) -> OutboxRow | None:
+    found = _rows(store, "id = ?", [row_id])
+    return found[0] if found else None
+
+
+# -- marking (each its own small transaction) -------------------------------------------------
+
+
+def claim(store, row_id: int, now: str, seconds: int = CLAIM_SECONDS) -> bool:
+    """Take a due row for sending: True when this caller may send it now.
+
+    The row's next try moves ``seconds`` ahead, so a second sender running at the same
+    time (two cron jobs overlapping) skips it instead of sending it too. A sender killed
+    after its claim leaves the row queued: it is tried again once the claim runs out.
+    """
+    _check_time(now, "now")
+    with store.transaction():
+        cursor = store.conn.execute(
+            "update outbox set next_try_at = ? where id = ? and state = ? and next_try_at <= ?",
+            [_later(now, seconds), row_id, QUEUED, now],
+        )
+        return cursor.rowcount == 1
+
+
+def mark_sent(store, row_id: int, at: str) -> None:
+    """Record that the server accepted row ``row_id`` at ``at``."""
+    _check_time(at, "at")
+    with store.transaction():
+        cursor = store.conn.execute(
+            "update outbox set state = ?, sent_at = ?, attempts = attempts + 1, last_error = null"
+            " where id = ? and state = ?",
+            [SENT, at, row_id, QUEUED],
+        )
+        if cursor.rowcount != 1:
+            raise StoreError(f"outbox message {row_id} is not queued (unknown or sent already)")
+
+
+def mark_failed(store, row_id: int, error: str, at: str) -> str:
+    """Record a failed try at ``at``; return the time of the next one.
+
+    The wait doubles with each failure: 1 minute, 2, 4, ... and at most an hour.
+    """
+    _check_time(at, "at")
+    with store.transaction():
+        found = store.conn.execute(
+            "select attempts from outbox where id = ? and state = ?", [row_id, QUEUED]
+        ).fetchone()
+        if found is None:
+            raise StoreError(f"outbox message {row_id} is not queued (unknown or sent already)")
+        attempts = found[0] + 1
+        next_try = _later(at, retry_delay(attempts))
+        store.conn.execute(
+            "update outbox set attempts = ?, next_try_at = ?, last_error = ? where id = ?",
+            [attempts, next_try, one_line(error), row_id],
+        )
+    return next_try
+
+
+def retry_delay(attempts: int) -> int:
+    """Seconds to wait after the ``attempts``-th failed try (1 → 60, 2 → 120, ... ≤ 3600)."""
+    if attempts < 1:
+        raise ValueError(f"attempts counts from 1, got {attempts}")
+    # Past 2**6 minutes the cap holds anyway; stop the exponent from growing without end.
+    return min(FIRST_RETRY_SECONDS * 2 ** min(attempts - 1, 12), LONGEST_RETRY_SECONDS)
+
+
+def one_line(error: object, limit: int = ERROR_LENGTH) -> str:
+    text = " ".join(str(error).split()) or type(error).__name__
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _later(at: str, seconds: int) -> str:
+    moment = datetime.strptime(at, AT_FORMAT).replace(tzinfo=timezone.utc)
+    return (moment + timedelta(seconds=seconds)).strftime(AT_FORMAT)
