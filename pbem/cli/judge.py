@@ -15,11 +15,9 @@ MAX_MESSAGE_READ = 10 * 1024 * 1024
 
 
 def register(app: typer.Typer) -> None:
+    from .mail import app as mail_app
     app.command("address")(address)
-
-
-def register_mail(mail: typer.Typer) -> None:
-    mail.command("ingest")(ingest)
+    mail_app.command("ingest")(ingest)
 
 
 @handled
@@ -59,7 +57,8 @@ def address(game: GameArg,
 def ingest(file: Annotated[Optional[List[Path]], typer.Option("--file", help="A saved message (.eml); repeatable.")] = None,
            mbox: Annotated[Optional[Path], typer.Option("--mbox", help="An mbox file: every message in it.")] = None,
            maildir: Annotated[Optional[Path], typer.Option("--maildir", help="A Maildir: messages in new/ are read, then moved to cur/.")] = None,
-           judge_address: Annotated[Optional[str], typer.Option("--judge", envvar="PBEM_JUDGE_ADDRESS", help="The judge's own address (never answered).")] = None,
+           judge_address: Annotated[Optional[str], typer.Option("--judge", help="The judge's own address, never answered (default: judge_address in the config file).", show_default=False)] = None,
+           config_file: Annotated[Optional[Path], typer.Option("--config", help="Mail config file (default: $PBEM_MAIL_CONFIG, else ~/.config/pbem/mail.toml).", show_default=False)] = None,
            db: DbOption = None, as_json: JsonOption = False):
     """Read players' mail and act on it: one message on standard input (an MTA pipe), or files.
 
@@ -76,6 +75,9 @@ def ingest(file: Annotated[Optional[List[Path]], typer.Option("--file", help="A 
     sources = sum(x is not None and x != [] for x in (file, mbox, maildir))
     if sources > 1:
         fail("give one of --file, --mbox or --maildir (or a message on standard input)", 2)
+    import os
+    from ..mail.config import load_config
+    judge_address = judge_address or load_config(config_file, os.environ).judge_address
     store = open_store(db)
     judges = tuple(a for a in [judge_address] if a)
     results = []

@@ -161,9 +161,11 @@ def submit(game: GameArg,
 
     \b
     Example: pbem submit g1 mail-from-ani.txt
+    Example: pbem submit g1 saved-mail.eml      (a saved mail, or a forum page saved as .html)
     """
+    from ..mail.message import submission_text
     from ..protocol import commands
-    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8", errors="replace")
+    text = submission_text(sys.stdin.buffer.read() if source == "-" else Path(source).read_bytes())
     store = open_store(db)
     done = commands.submit(store, game, text)
     session = commands.load(store, game)

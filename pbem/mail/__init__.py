@@ -1,7 +1,12 @@
-"""Email in and out: the judge's mail.
+"""Email in and out: the judge's pipeline of small steps (see docs/email.md).
 
-Outgoing mail is a row first and a message second: ``pbem.store.outbox`` queues each
-message in the transaction of the events that caused it; ``send`` composes the due rows
-and delivers them over SMTP (or writes them as .eml files), marking each one sent;
-``config`` reads the SMTP settings. See docs/email.md.
+    message   bytes -> Incoming: the readable text, quoting, the command lines (``quoting``)
+    screen    loops, bounces, automatic and list mail: never answered
+    ingest    route (game, player), authenticate (password or signatures), the protocol's
+              own commands, the answer; one transaction per message
+    judge     what the judge mails (private messages, summaries, the result), queued in the
+              outbox by a write hook in the transaction of the events behind it; addresses
+    send      the outbox delivered over SMTP (or written as .eml files); ``config``: settings
+
+Nothing here is imported at start-up of the command line: each command imports what it uses.
 """

@@ -67,7 +67,7 @@ def ingest(store, raw: bytes, now: str, judge_addresses: tuple[str, ...] = ()) -
     """Act on one message (RFC 5322 bytes) once; see the module docstring."""
     from .message import MailError, read_message
     from .screen import screen
-    judge.attach(store)
+    judge.attach(store, judge_addresses[0] if judge_addresses else None)
     digest = "sha256:" + hashlib.sha256(raw).hexdigest()
     try:
         msg = read_message(raw if len(raw) <= MAX_BYTES else raw[:65536])
@@ -255,7 +255,7 @@ def _answer(store, msg, result: Result, text: str, now: str) -> None:
     refs = tuple(msg.references) + ((msg.message_id,) if msg.message_id else ())
     outbox.queue(store, game=result.game or "", kind="answer", recipient=address, subject=subject[:200],
                  text=text + "\n", in_reply_to=msg.message_id, references=refs[-10:], at=now,
-                 domain=judge._domain())
+                 domain=judge._domain(store))
     result.answered = True
 
 

@@ -23,8 +23,10 @@ from ..store import judge as tables
 MAIL_PREFIX = "pbem"
 
 
-def attach(store) -> None:
+def attach(store, judge_address: str | None = None) -> None:
     """Make every write to ``store`` queue the mail it calls for (once per store)."""
+    if judge_address:
+        store.mail_domain = judge_address.rpartition("@")[2].lower()
     if watch not in store.write_hooks:
         store.write_hooks.append(watch)
 
@@ -108,7 +110,7 @@ def queue_private(store, session, player: str, at: str, notice: str = "", kind: 
              else "before the start")
     subject = f"{subject_tag(session.game_id)} private message for {player}: {where}"
     return outbox.queue(store, game=session.game_id, kind=kind, recipient=row.address, subject=subject,
-                        text=text, html=html, in_reply_to=in_reply_to, at=at, domain=_domain())
+                        text=text, html=html, in_reply_to=in_reply_to, at=at, domain=_domain(store))
 
 
 def queue_summary(store, session, round_: int | None, at: str, final: bool = False) -> list[str]:
@@ -125,7 +127,7 @@ def queue_summary(store, session, round_: int | None, at: str, final: bool = Fal
     for _player, address in recipients(store, session.game_id):
         ids.append(outbox.queue(store, game=session.game_id, kind="result" if final else "summary",
                                 recipient=address, subject=subject, text="", render=json.dumps(spec),
-                                at=at, domain=_domain()))
+                                at=at, domain=_domain(store)))
     return ids
 
 
@@ -167,10 +169,9 @@ def _how_to_reply(session, player: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _domain() -> str:
-    import os
-    address = os.environ.get("PBEM_JUDGE_ADDRESS", "")
-    return address.rpartition("@")[2] or "pbem.invalid"
+def _domain(store) -> str:
+    """The domain of the Message-IDs the judge makes: its own address's, once known."""
+    return getattr(store, "mail_domain", None) or "pbem.invalid"
 
 
 # ---------------------------------------------------------------------- addresses

@@ -1,0 +1,241 @@
+"""Parse: the first step of the mail pipeline, the only one that touches a message's bytes.
+
+``read_message`` turns the bytes of one RFC 5322 message into an ``Incoming``: plain values
+(its identity, sender, subject, references, readable text, the headers screening needs)
+that every later step takes without knowing MIME. It never raises anything but MailError,
+whatever the bytes. ``submission_text`` does the same for a file given to ``pbem submit``:
+a saved mail, a saved web page, or plain text.
+"""
+
+from __future__ import annotations
+
+import email
+import email.policy
+import hashlib
+import re
+from dataclasses import dataclass
+
+from .body import decode, readable_text
+from .htmltext import html_to_text
+from .quoting import command_lines
+
+__all__ = ["Incoming", "MailError", "command_lines", "html_to_text", "read_message", "submission_text"]
+
+# Headers kept for screening (lower-case names); X-Loop keeps every value, joined by ", ".
+SCREEN_HEADERS = ("auto-submitted", "precedence", "list-id", "list-unsubscribe", "x-loop",
+                  "x-autoreply", "x-autorespond", "content-type", "from", "sender", "reply-to")
+_ANGLE_ID = re.compile(r"<([^<>]*)>")
+_ADDRESS = re.compile(r"[^\s<>@\"',;:()]+@[^\s<>@\"',;:()]+")
+_HEADER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*\Z")
+
+
+class MailError(ValueError):
+    """A message that cannot be read at all: what was wrong, and what would be right."""
+
+
+@dataclass(frozen=True)
+class Incoming:
+    """One received message, as plain values.
+
+    ``key`` identifies it for idempotent ingest: its Message-ID without ``<>`` and
+    whitespace, else ``"sha256:"`` and the hex digest of the raw bytes. ``message_id`` is the
+    Message-ID in ``<>`` (None without one). ``return_path`` is None without a Return-Path
+    header and "" for the null path ``<>`` (a bounce). ``text`` is the readable body
+    (see ``pbem.mail.body``); ``attachments`` names the parts that were not read.
+    """
+
+    key: str
+    message_id: str | None
+    sender: str
+    sender_name: str
+    return_path: str | None
+    subject: str
+    references: tuple[str, ...]
+    text: str
+    size: int
+    headers: dict[str, str]
+    attachments: tuple[str, ...]
+
+
+def read_message(raw: bytes) -> Incoming:
+    """Read one RFC 5322 message; MailError when the bytes are no message at all."""
+    if not isinstance(raw, (bytes, bytearray, memoryview)):
+        raise TypeError(f"read_message takes the raw bytes of a message, got {type(raw).__name__}")
+    raw = bytes(raw)
+    if not raw.strip():
+        raise MailError("the message is empty: expected an email message (header lines such as "
+                        "From: and Subject:, a blank line, then the body)")
+    try:
+        msg = email.message_from_bytes(raw, policy=email.policy.default)
+        fields = _raw_headers(msg)
+    except Exception as exc:  # the email package gave up: nothing to read
+        raise MailError(f"not a readable email message ({type(exc).__name__}); expected header "
+                        f"lines such as From: and Subject:, a blank line, then the body") from None
+    if not any(_HEADER_NAME.match(name) for name in fields):
+        raise MailError("not an email message: it starts with no header lines (From:, Subject:, "
+                        "...); save or pipe the whole message, headers included")
+    message_id, key = _identity(fields.get("message-id", [""])[0], raw)
+    sender, sender_name = _sender(msg, fields)
+    try:
+        text, attachments = readable_text(msg)
+    except Exception:  # readable_text skips bad parts; this only guards the unforeseen
+        text, attachments = "", ("unreadable body",)
+    return Incoming(
+        key=key,
+        message_id=message_id,
+        sender=sender,
+        sender_name=sender_name,
+        return_path=_return_path(fields),
+        subject=" ".join(_decoded(msg, fields, "subject").split()),
+        references=_references(fields),
+        text=text,
+        size=len(raw),
+        headers=_screen_headers(msg, fields),
+        attachments=attachments,
+    )
+
+
+def submission_text(data: bytes) -> str:
+    """The text of a file given to ``pbem submit``: the readable text of a saved mail (.eml),
+    the text of an HTML page (a forum thread saved from a browser), else the file as text."""
+    text = _file_text(data)
+    if _looks_like_message(text):
+        try:
+            return read_message(data).text
+        except MailError:
+            return text
+    if _looks_like_html(text):
+        return html_to_text(text)
+    return text
+
+
+# ---------------------------------------------------------------------- headers
+
+
+def _raw_headers(msg) -> dict[str, list[str]]:
+    """Lower-case name -> the raw values, unfolded and safe to store (no lone surrogates)."""
+    fields: dict[str, list[str]] = {}
+    for name, value in msg.raw_items():
+        fields.setdefault(name.strip().lower(), []).append(_clean(" ".join(str(value).split())))
+    return fields
+
+
+def _clean(text: str) -> str:
+    """Undecodable bytes the email package kept as surrogates become U+FFFD."""
+    try:
+        text.encode("utf-8")
+        return text
+    except UnicodeEncodeError:
+        return text.encode("utf-8", "surrogatepass").decode("utf-8", "replace")
+
+
+def _decoded(msg, fields: dict[str, list[str]], name: str) -> str:
+    """The first value of a header, RFC 2047 words and 8-bit text decoded."""
+    values = fields.get(name)
+    if not values:
+        return ""
+    value = values[0]
+    if "=?" not in value and value.isascii():
+        return value
+    try:
+        return _clean(" ".join(str(msg[name]).split()))
+    except Exception:
+        return value
+
+
+def _identity(value: str, raw: bytes) -> tuple[str | None, str]:
+    match = _ANGLE_ID.search(value)
+    key = "".join((match.group(1) if match else value).split()).strip("<>")
+    if not key:
+        return None, "sha256:" + hashlib.sha256(raw).hexdigest()
+    return f"<{key}>", key
+
+
+def _sender(msg, fields: dict[str, list[str]]) -> tuple[str, str]:
+    """(lower-case addr-spec, display name) of the first From address; ("", "") if none."""
+    if not fields.get("from"):
+        return "", ""
+    try:
+        addresses = msg["from"].addresses
+    except Exception:
+        addresses = ()
+    if addresses:
+        address = addresses[0]
+        spec = address.addr_spec
+        return ("" if spec == "<>" else _clean(spec).lower()), _clean(address.display_name or "")
+    found = _ADDRESS.search(fields["from"][0])
+    return (found.group(0).lower() if found else ""), ""
+
+
+def _return_path(fields: dict[str, list[str]]) -> str | None:
+    values = fields.get("return-path")
+    if values is None:
+        return None
+    value = values[0].strip()
+    match = _ANGLE_ID.search(value)
+    return ("".join(match.group(1).split()) if match else value).lower()
+
+
+def _references(fields: dict[str, list[str]]) -> tuple[str, ...]:
+    found: list[str] = []
+    for name in ("in-reply-to", "references"):
+        for value in fields.get(name, ()):
+            for match in _ANGLE_ID.finditer(value):
+                ident = "<" + "".join(match.group(1).split()) + ">"
+                if ident != "<>" and ident not in found:
+                    found.append(ident)
+    return tuple(found)
+
+
+def _screen_headers(msg, fields: dict[str, list[str]]) -> dict[str, str]:
+    headers = {name: _decoded(msg, fields, name) for name in SCREEN_HEADERS if name in fields}
+    if "x-loop" in fields:
+        headers["x-loop"] = ", ".join(fields["x-loop"])
+    return headers
+
+
+# ---------------------------------------------------------------------- files for pbem submit
+
+_KNOWN_HEADERS = frozenset((
+    "from", "to", "cc", "subject", "date", "message-id", "mime-version", "content-type",
+    "content-transfer-encoding", "received", "return-path", "delivered-to", "reply-to",
+    "in-reply-to", "references", "user-agent", "x-mailer", "snapshot-content-location",
+))
+_FIELD = re.compile(r"([!-9;-~]+):")
+_HTML_TAG = re.compile(
+    r"</?(?:a|b|blockquote|body|br|code|div|h[1-6]|head|html|i|li|meta|ol|p|pre|span|table|td|tr|ul)\b[^>]*>",
+    re.IGNORECASE,
+)
+
+
+def _file_text(data: bytes) -> str:
+    if data.startswith((b"\xff\xfe", b"\xfe\xff")):  # saved as "Unicode" by a Windows editor
+        return decode(data, "utf-16")
+    return decode(data, "utf-8-sig" if data.startswith(b"\xef\xbb\xbf") else "utf-8")
+
+
+def _looks_like_message(text: str) -> bool:
+    """Header lines (at least one a mail header) up to a blank line, as in a saved .eml."""
+    lines = text.split("\n")
+    if lines and lines[0].startswith("From "):  # the separator line of an mbox
+        lines = lines[1:]
+    known = False
+    for number, line in enumerate(lines):
+        if not line.strip():
+            return known and number > 0
+        if line[0] in " \t":
+            if number == 0:
+                return False
+            continue
+        field = _FIELD.match(line)
+        if field is None:
+            return False
+        known = known or field.group(1).lower() in _KNOWN_HEADERS
+    return False
+
+
+def _looks_like_html(text: str) -> bool:
+    start = text.lstrip()[:15].lower()
+    if start.startswith(("<!doctype html", "<html")):
+        return True
+    return len(_HTML_TAG.findall(text, 0, 200_000)) >= 3
