@@ -21,6 +21,7 @@ from . import judge
 from .lines import MAX_COMMANDS, read_lines
 
 MAX_BYTES = 1 << 20
+NO_GAME = "-"  # the outbox's game for an answer to a message that names no game of the sender
 PASSWORD_STRIKES = 5  # wrong passwords from one address within an hour, before it is ignored
 GAME_TAG = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9_.-]{0,63})\]")
 HELP = """The judge reads the lines of your message above the signature ('-- '); lines quoted
@@ -110,7 +111,7 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
         raise _Stop("unknown sender", f"The address {msg.sender} is not registered with this judge for any game, "
                                       f"so nothing was done. Ask your moderator to register it "
                                       f"(pbem address GAME PLAYER EMAIL).")
-    from .message import command_lines
+    from .quoting import command_lines
     reading = read_lines(command_lines(msg.text))
     row = _route(store, msg, reading, registered)
     result.game, result.player = row.game, row.player
@@ -253,7 +254,7 @@ def _answer(store, msg, result: Result, text: str, now: str) -> None:
     address = result.address or msg.sender
     subject = msg.subject if msg.subject.lower().startswith("re:") else f"Re: {msg.subject}".strip()
     refs = tuple(msg.references) + ((msg.message_id,) if msg.message_id else ())
-    outbox.queue(store, game=result.game or "", kind="answer", recipient=address, subject=subject[:200],
+    outbox.queue(store, game=result.game or NO_GAME, kind="answer", recipient=address, subject=subject[:200],
                  text=text + "\n", in_reply_to=msg.message_id, references=refs[-10:], at=now,
                  domain=judge._domain(store))
     result.answered = True
