@@ -125,15 +125,17 @@ def floor(mbox_path: Path) -> float:
 
 
 def judge_rate(db: Path, mbox_path: Path) -> tuple[float, int]:
+    """``pbem mail ingest --mbox`` as the command runs it: batches of messages, one
+    transaction (one commit) per batch, a savepoint per message."""
     store = Store(db)
     box = mailbox.mbox(str(mbox_path))
     start = time.perf_counter()
-    count = applied = 0
-    for key in box.iterkeys():
-        result = pipeline.ingest(store, box.get_bytes(key), stamp(count + 1))
-        applied += result.outcome == "applied"
-        count += 1
-    rate = count / (time.perf_counter() - start)
+    ticks = iter(range(1, 10**9))
+    results = pipeline.ingest_many(store, (box.get_bytes(key) for key in box.iterkeys()),
+                                   lambda: stamp(next(ticks)))
+    rate = len(results) / (time.perf_counter() - start)
+    count = len(results)
+    applied = sum(r.outcome == "applied" for r in results)
     store.close()
     if applied != count:
         raise SystemExit(f"only {applied} of {count} messages applied: the benchmark is not measuring valid mail")

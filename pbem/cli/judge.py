@@ -80,10 +80,17 @@ def ingest(file: Annotated[Optional[List[Path]], typer.Option("--file", help="A 
     judge_address = judge_address or load_config(config_file, os.environ).judge_address
     store = open_store(db)
     judges = tuple(a for a in [judge_address] if a)
-    results = []
-    for raw, done in _messages(file, mbox, maildir):
-        results.append(pipeline.ingest(store, raw, now_utc(), judges))
-        done()
+    callbacks = []
+
+    def raws():
+        for raw, done in _messages(file, mbox, maildir):
+            callbacks.append(done)
+            yield raw
+
+    def committed(batch):
+        for _ in batch:
+            callbacks.pop(0)()
+    results = pipeline.ingest_many(store, raws(), now_utc, judges, on_commit=committed)
     rows = [r.as_dict() for r in results]
     emit({"messages": rows}, as_json, "\n".join(_line(r) for r in results) or "no messages")
 

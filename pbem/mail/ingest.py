@@ -4,7 +4,8 @@
     -> route (game, player) -> limits (size, lines) -> authenticate (password or signatures)
     -> the protocol's own commands, one savepoint each -> answer (outbox) -> mark seen
 
-All of it is one transaction: the events, the answer and every message the events call for
+All of it is one transaction (or, for a batch from an mbox or Maildir, one savepoint in the
+batch's transaction): the events, the answer and every message the events call for
 (``pbem.mail.judge``), and the record that the message was seen. A refused command rolls
 back alone and is named in the answer with the same one-line reason the command line gives.
 ``now`` is a parameter: nothing here reads the clock.
@@ -65,32 +66,60 @@ class _Stop(Exception):
 
 
 def ingest(store, raw: bytes, now: str, judge_addresses: tuple[str, ...] = ()) -> Result:
-    """Act on one message (RFC 5322 bytes) once; see the module docstring."""
+    """Act on one message (RFC 5322 bytes) once, in one transaction; see the module docstring."""
+    return ingest_many(store, [raw], lambda: now, judge_addresses)[0]
+
+
+def ingest_many(store, messages, clock, judge_addresses: tuple[str, ...] = (), batch: int = 200,
+                on_commit=None) -> list[Result]:
+    """Act on many messages, up to ``batch`` of them in one transaction (one commit, one
+    disk flush), each message in a savepoint of its own: a message's events, answers and
+    seen-record stand or fall together, and a crash leaves the whole batch undone (so it is
+    read again, from the same mbox or Maildir, and acted on once). ``clock()`` gives each
+    message's time; ``on_commit(results)`` runs after each batch is committed (a Maildir
+    moves those messages to cur/ then)."""
     from .message import MailError, read_message
     from .screen import screen
     judge.attach(store, judge_addresses[0] if judge_addresses else None)
+    results: list[Result] = []
+    pending: list[Result] = []
+    items = iter(messages)
+    while True:
+        chunk = [raw for _, raw in zip(range(batch), items)]
+        if not chunk:
+            break
+        with store.transaction():
+            for raw in chunk:
+                with store.atomic():
+                    pending.append(_one(store, raw, clock(), judge_addresses, read_message, MailError, screen))
+        results += pending
+        if on_commit is not None:
+            on_commit(pending)
+        pending = []
+    return results
+
+
+def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, screen) -> Result:
     digest = "sha256:" + hashlib.sha256(raw).hexdigest()
     try:
         msg = read_message(raw if len(raw) <= MAX_BYTES else raw[:65536])
     except MailError as exc:
         result = Result(digest, f"not answered: unreadable ({exc})")
-        with store.transaction():
-            if not tables.seen(store, [digest]):
-                tables.mark_seen(store, [digest], None, "", now, result.outcome)
+        if not tables.seen(store, [digest]):
+            tables.mark_seen(store, [digest], None, "", now, result.outcome)
         return result
     keys = sorted({msg.key, digest})
     result = Result(msg.key, "", sender=msg.sender)
-    with store.transaction():
-        if tables.seen(store, keys):
-            result.outcome = "duplicate"
-            return result
-        try:
-            _pipeline(store, msg, raw, now, judge_addresses, screen, result)
-        except _Stop as stop:
-            result.outcome = stop.outcome
-            if stop.answer is not None:
-                _answer(store, msg, result, stop.answer, now)
-        tables.mark_seen(store, keys, result.game, msg.sender, now, result.outcome[:200])
+    if tables.seen(store, keys):
+        result.outcome = "duplicate"
+        return result
+    try:
+        _pipeline(store, msg, raw, now, judge_addresses, screen, result)
+    except _Stop as stop:
+        result.outcome = stop.outcome
+        if stop.answer is not None:
+            _answer(store, msg, result, stop.answer, now)
+    tables.mark_seen(store, keys, result.game, msg.sender, now, result.outcome[:200])
     return result
 
 
@@ -139,14 +168,16 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
         result.lines.append({"line": "(submission block)", "ok": False, "text": broken})
     if blocks:
         _apply_blocks(store, row, msg.text, blocks, signed_game, now, result)
+        session = commands.load(store, row.game)
     for command in reading.commands:
-        ok, text = _apply(store, row, command, now, msg)
+        ok, text, after = _apply(store, row, command, now, msg, session)
+        session = after or session
         result.lines.append({"line": command.line[:200], "ok": ok, "text": text})
     if not result.lines:
         result.lines.append({"line": "", "ok": False, "text": "no command found in your message; send 'help' for the list"})
     failed = [line for line in result.lines if not line["ok"]]
     result.outcome = "applied" if not failed else ("refused" if len(failed) == len(result.lines) else "partly applied")
-    raise _Stop(result.outcome, _answer_text(store, row, result))
+    raise _Stop(result.outcome, _answer_text(store, row, result, session))
 
 
 def _route(store, msg, reading, registered):
@@ -195,43 +226,44 @@ def _apply_blocks(store, row, text: str, blocks, signed_game: bool, now: str, re
         result.lines.append({"line": "(submission block)", "ok": True, "text": f"{item['kind']} of {item['player']} recorded{note}"})
 
 
-def _apply(store, row, command, now: str, msg) -> tuple[bool, str]:
+def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, object]:
+    """Apply one command; (ok, what to say, the session after it or None)."""
     from ..protocol import commands
     game, player = row.game, row.player
     try:
         if command.verb == "help":
-            return True, HELP
+            return True, HELP, None
         if command.verb == "status":
-            return True, _status_text(store, game)
+            return True, _status_text(store, game, session), None
         if command.verb == "private":
-            judge.queue_private(store, commands.load(store, game), player, now, in_reply_to=msg.message_id)
-            return True, "your private message is on its way again"
+            judge.queue_private(store, session, player, now, in_reply_to=msg.message_id)
+            return True, "your private message is on its way again", None
         before = store.head(game)
         if command.verb == "commit":
-            commands.commit(store, game, player, command.args[0], at=now)
+            after = commands.commit(store, game, player, command.args[0], at=now)
             done = "commitment recorded"
         elif command.verb == "reveal":
-            commands.reveal(store, game, player, command.args[0], command.args[1], at=now)
+            after = commands.reveal(store, game, player, command.args[0], command.args[1], at=now)
             done = "reveal accepted"
         elif command.verb == "seal":
-            session = commands.commit_for_player(store, game, player, command.args[0], at=now)
+            after = commands.commit_for_player(store, game, player, command.args[0], at=now)
             done = "sealed on receipt (the judge keeps the salt and reveals it once every commitment is in)"
         elif command.verb == "client-seed":
-            commands.add_client_seed(store, game, player, command.args[0], at=now)
+            after = commands.add_client_seed(store, game, player, command.args[0], at=now)
             done = "client seed recorded"
         else:
-            commands.decide(store, game, player, command.args[0], at=now)
+            after = commands.decide(store, game, player, command.args[0], at=now)
             done = "decision recorded"
         if store.head(game) == before:
-            return True, "already recorded; nothing changed"
-        return True, done
+            return True, "already recorded; nothing changed", after
+        return True, done, after
     except _ERRORS as exc:
-        return False, _one_line(exc)
+        return False, _one_line(exc), None
 
 
-def _status_text(store, game: str) -> str:
-    from ..protocol import commands, reports
-    report = reports.status(commands.load(store, game), store.head(game))
+def _status_text(store, game: str, session) -> str:
+    from ..protocol import reports
+    report = reports.status(session, store.head(game))
     waiting = "; ".join(f"{w['player']} ({w['kind']}{', due ' + w['due'] if 'due' in w else ''})"
                         for w in report["waiting"]) or "nobody"
     where = (f"round {report['round']}, step {report['step']}, {report['phase']}" if report["started"]
@@ -239,13 +271,13 @@ def _status_text(store, game: str) -> str:
     return f"{game}: {where}; waiting for: {waiting}; chain head {report['chain_head']['seq']} {report['chain_head']['hash'][:16]}"
 
 
-def _answer_text(store, row, result: Result) -> str:
+def _answer_text(store, row, result: Result, session) -> str:
     out = [f"The judge's answer for {row.player} in game {row.game}:", ""]
     for line in result.lines:
         if line["line"]:
             out.append(f"> {line['line']}")
         out.append(("  " if line["ok"] else "  REFUSED: ") + line["text"].replace("\n", "\n  "))
-    out += ["", _status_text(store, row.game)]
+    out += ["", _status_text(store, row.game, session)]
     return "\n".join(out)
 
 

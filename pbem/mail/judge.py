@@ -103,9 +103,11 @@ def queue_private(store, session, player: str, at: str, notice: str = "", kind: 
     row = tables.mail_player(store, session.game_id, player)
     if row is None:
         return None
+    # text only: a private message is read on a phone as often as not, and rendering the
+    # HTML board for every move would double the judge's work per message
     text = notice + (summary.render_private(session, player, "text")[1] if session.started else
                      _not_started(session)) + _how_to_reply(session, player)
-    html = summary.render_private(session, player, "html")[1] if session.started else None
+    html = None
     where = (f"round {session.state.round} step {session.state.step}" if session.state is not None
              else "before the start")
     subject = f"{subject_tag(session.game_id)} private message for {player}: {where}"

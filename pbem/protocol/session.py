@@ -152,7 +152,15 @@ class Session:
         return name
 
     def pending(self):
-        return self.rules.pending(self.state) if self.state is not None else []
+        """The open requests of the current state. States are never changed in place (a
+        move returns a new one), so the list is kept until the state is replaced."""
+        state = self.state
+        if state is None:
+            return []
+        cached = self.__dict__.get("_pending")
+        if cached is None or cached[0] is not state:
+            cached = self._pending = (state, self.rules.pending(state))
+        return cached[1]
 
     def requests_of(self, player: str):
         return [r for r in self.pending() if r.player == player]

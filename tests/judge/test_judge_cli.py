@@ -1,0 +1,102 @@
+"""The judge's commands as a moderator types them: new with addresses, address, mail ingest."""
+
+from __future__ import annotations
+
+import json
+import mailbox
+from email.message import EmailMessage
+
+import pytest
+from typer.testing import CliRunner
+
+from pbem.cli.app import app
+
+
+@pytest.fixture
+def pbem(tmp_path, monkeypatch):
+    monkeypatch.setenv("PBEM_DB", str(tmp_path / "pbem.db"))
+    monkeypatch.delenv("PBEM_MAIL_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "config"))  # no config file: defaults
+    runner = CliRunner()
+
+    def run(*args, input=None, code=0):
+        result = runner.invoke(app, [str(a) for a in args], input=input)
+        assert result.exception is None or isinstance(result.exception, SystemExit), result.exception
+        assert result.exit_code == code, (args, result.stdout, result.stderr)
+        return result
+    return run
+
+
+def message(sender: str, body: str, message_id: str, subject: str = "[g1] move") -> bytes:
+    msg = EmailMessage()
+    msg["From"], msg["To"], msg["Subject"], msg["Message-ID"] = sender, "judge@example.org", subject, message_id
+    msg.set_content(body)
+    return msg.as_bytes()
+
+
+def outbox(pbem) -> list[dict]:
+    return json.loads(pbem("mail", "outbox", "--json").stdout)
+
+
+def log(pbem) -> str:
+    return pbem("log", "g1", "--json").stdout
+
+
+def test_new_with_addresses_queues_each_player_a_welcome(pbem):
+    out = pbem("new", "g1", "--players", "ani=ani@example.org,alex=Alex@Example.org", "--now").stdout
+    assert "mail for 2 player(s) queued" in out
+    rows = outbox(pbem)
+    assert sorted(r["recipient"] for r in rows) == ["alex@example.org", "ani@example.org"]
+    assert all(r["kind"] == "private" for r in rows)
+
+
+def test_a_bad_address_at_new_creates_nothing(pbem, tmp_path):
+    result = pbem("new", "g1", "--players", "ani=ani@,alex", code=1)
+    assert result.stderr.startswith("pbem: ") and "not a plain email address" in result.stderr
+    assert pbem("games").stdout.strip() == "no games yet (pbem new)"
+
+
+def test_address_sets_changes_and_refuses_with_one_line(pbem):
+    pbem("new", "g1", "--players", "ani,alex", "--now")
+    before = log(pbem)
+    assert "mail password is queued" in pbem("address", "g1", "ani", "ani@example.org").stdout
+    refused = pbem("address", "g1", "alex", "ani@example.org", code=1)
+    assert "already the address of ani" in refused.stderr and refused.stderr.count("\n") == 1
+    refused = pbem("address", "g1", "alex", "<alex@example.org>", code=1)
+    assert "not a plain email address" in refused.stderr
+    assert log(pbem) == before  # addresses are private: never in the public log
+    pbem("address", "g1", "--list", "table@lists.example.org")
+    assert "table@lists.example.org" not in log(pbem)
+
+
+def test_ingest_from_stdin_file_mbox_and_maildir(pbem, tmp_path):
+    pbem("new", "g1", "--players", "ani=ani@example.org,alex=alex@example.org", "--now")
+    status = message("ani@example.org", "status", "<s1@example.org>")
+    out = pbem("mail", "ingest", input=status).stdout
+    assert "(g1, ani): applied; answer queued" in out
+    (tmp_path / "s1.eml").write_bytes(status)
+    assert "duplicate" in pbem("mail", "ingest", "--file", tmp_path / "s1.eml").stdout
+    box = mailbox.mbox(str(tmp_path / "in.mbox"))
+    for n in range(3):
+        box.add(message("alex@example.org", "help", f"<h{n}@example.org>"))
+    box.flush()
+    data = json.loads(pbem("mail", "ingest", "--mbox", tmp_path / "in.mbox", "--json").stdout)
+    assert [m["outcome"] for m in data["messages"]] == ["applied"] * 3
+    folder = tmp_path / "Maildir"
+    for sub in ("new", "cur", "tmp"):
+        (folder / sub).mkdir(parents=True)
+    (folder / "new" / "1.eml").write_bytes(message("ani@example.org", "private", "<p1@example.org>"))
+    assert "applied" in pbem("mail", "ingest", "--maildir", folder).stdout
+    assert not list((folder / "new").iterdir())
+    assert [p.name for p in (folder / "cur").iterdir()] == ["1.eml:2,S"]
+
+
+def test_ingest_refuses_two_sources_as_a_usage_error(pbem, tmp_path):
+    result = pbem("mail", "ingest", "--file", tmp_path / "a.eml", "--maildir", tmp_path, code=2)
+    assert "give one of --file, --mbox or --maildir" in result.stderr
+
+
+def test_a_maildir_that_is_not_one_is_a_one_line_refusal(pbem, tmp_path):
+    pbem("new", "g1", "--players", "ani,alex")
+    result = pbem("mail", "ingest", "--maildir", tmp_path, code=1)
+    assert "is not a Maildir" in result.stderr
