@@ -115,7 +115,8 @@ def audit(game: Annotated[Optional[str], typer.Argument(help="A game in the data
             fail("give --head as SEQ:HASH, the hash whole or its first 8+ hex characters, e.g. 214:9f3a06c1", 2)
         expected = (int(seq), digest)
     if file is not None:
-        report = auditing.audit_file(file.read_text(encoding="utf-8", errors="replace"), expected)
+        from .inputs import EXPORT, read_text
+        report = auditing.audit_file(read_text(file, EXPORT), expected)
     else:
         report = auditing.audit_store(open_store(db), game, expected)
     emit(report, as_json, auditing.report_text(report))
@@ -133,7 +134,8 @@ def replay(file: Annotated[Path, typer.Argument(help="An exported log (JSON Line
     Example: pbem replay examples/games/four-players.jsonl --format markdown
     """
     from ..render import record, summary
-    game = record.from_export(file.read_text(encoding="utf-8", errors="replace"))
+    from .inputs import EXPORT, read_text
+    game = record.from_export(read_text(file, EXPORT))
     models, text = summary.render_all(game, fmt, audit_file=str(file))
     emit(models, as_json, text)
 

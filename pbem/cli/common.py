@@ -11,6 +11,8 @@ from typing import Annotated, Optional
 
 import typer
 
+from ..text import quote
+
 DbOption = Annotated[
     Optional[Path],
     typer.Option("--db", help="SQLite file of the games (default: $PBEM_DB, else a per-user data file).",
@@ -82,7 +84,7 @@ def parse_step(value: Optional[str]) -> tuple[int, int] | None:
         r, s = value.split(".")
         return int(r), int(s)
     except ValueError:
-        raise typer.BadParameter(f"{value!r}: give the sealed step as ROUND.STEP, e.g. 3.2") from None
+        raise typer.BadParameter(f"{quote(value)}: give the sealed step as ROUND.STEP, e.g. 3.2") from None
 
 
 def parse_duration(value: Optional[str]) -> int | None:
@@ -94,8 +96,8 @@ def parse_duration(value: Optional[str]) -> int | None:
         seconds = int(text[:-1]) * units[text[-1]]
         if seconds <= 365 * 86400:
             return seconds
-        raise typer.BadParameter(f"{value!r}: a deadline of more than a year (365d) is not a deadline")
-    raise typer.BadParameter(f"{value!r}: give a duration like 30m, 48h or 3d")
+        raise typer.BadParameter(f"{quote(value)}: a deadline of more than a year (365d) is not a deadline")
+    raise typer.BadParameter(f"{quote(value)}: give a duration like 30m, 48h or 3d")
 
 
 def safe(text: str) -> str:
@@ -106,7 +108,7 @@ def safe(text: str) -> str:
 def _check_format(value: str) -> str:
     from ..render.escape import FORMATS
     if value not in FORMATS:
-        raise typer.BadParameter(f"{value!r}: use one of {', '.join(FORMATS)}")
+        raise typer.BadParameter(f"{quote(value)}: use one of {', '.join(FORMATS)}")
     return value
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from ..text import quote
 from .common import (
     DbOption, FormatOption, GameArg, JsonOption, PlayerArg, emit, fail, handled, open_store,
     parse_duration, safe, status_text,
@@ -55,12 +56,13 @@ def new(
         rules = games.get(game_type)
         if not hasattr(rules, "parse_face_table"):
             fail(f"the game {game_type} has no dice face table", 2)
-        options["faces"] = rules.parse_face_table(faces.read_text(encoding="utf-8"))
+        from .inputs import FACES, read_text
+        options["faces"] = rules.parse_face_table(read_text(faces, FACES))
     key_map = {}
     for item in keys or []:
         player, sep, public = item.partition("=")
         if not sep:
-            raise typer.BadParameter(f"{item!r}: give --key as PLAYER=PUBLIC-KEY")
+            raise typer.BadParameter(f"{quote(item)}: give --key as PLAYER=PUBLIC-KEY")
         from ..protocol.signing import parse_public_key
         parse_public_key(public)
         key_map[player.strip()] = public.strip()

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, List, Optional
 
@@ -49,7 +48,7 @@ def seal(
             fail("give GAME PLAYER CHOICE (or --context TOKEN CHOICE)", 2)
         session = commands.load(open_store(db), args[0])
         sealed = commands.seal(session, args[1], args[2])
-    secret = key_file.read_text(encoding="utf-8").strip() if key_file else None
+    secret = _secret_key(key_file)
     signed_game = (_token_requires_signatures(context) if context is not None
                    else bool(session.meta.get("require_signatures")))
     if signed_game and secret is None:
@@ -132,7 +131,7 @@ def decide(
              (a player in a signed game: prints a signed block to send; records nothing)
     """
     from ..protocol import commands
-    secret = key_file.read_text(encoding="utf-8").strip() if key_file else None
+    secret = _secret_key(key_file)
     if context is not None:
         if len(args) != 1:
             fail("with --context give only the CHOICE, e.g. pbem decide --context TOKEN skull:raid", 2)
@@ -163,7 +162,8 @@ def submit(game: GameArg,
     Example: pbem submit g1 mail-from-ani.txt
     """
     from ..protocol import commands
-    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8", errors="replace")
+    from .inputs import SUBMISSION, read_text
+    text = read_text(source, SUBMISSION, stdin_ok=True)
     store = open_store(db)
     done = commands.submit(store, game, text)
     session = commands.load(store, game)
@@ -195,6 +195,11 @@ def nmr(game: GameArg, player: PlayerArg,
                         if e.kind == "default" and e.data.get("player") == player), None)
         what = f"default applied: {applied}" if applied else "default applied"
     _report(store, session, game, as_json, f"{safe(player)} {what}")
+
+
+def _secret_key(key_file: Optional[Path]) -> str | None:
+    from .inputs import KEY, read_text
+    return read_text(key_file, KEY).strip() if key_file else None
 
 
 def _token_requires_signatures(token: str) -> bool:

@@ -16,6 +16,7 @@ from datetime import datetime, timezone
 
 from .. import games
 from ..games.base import ChoiceError
+from ..text import quote
 from .canonical import sha256_hex
 from .commit import make_commitment, new_salt, parse_salt
 from .errors import Refused, UnknownGame
@@ -55,7 +56,7 @@ def load(store, game_id: str) -> Session:
     if not events:
         known = store.games()
         hint = f"; games here: {', '.join(known[:10])}" if known else "; this database has no games yet (pbem new)"
-        raise UnknownGame(f"no game {game_id!r}{hint}")
+        raise UnknownGame(f"no game {quote(game_id)}{hint}")
     return Session.replay(game_id, events, seed)
 
 
@@ -124,7 +125,7 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
                 require_signatures: bool = False, deadline_seconds: int | None = None,
                 keys: dict | None = None, start: bool = False, at: str | None = None) -> Session:
     if not GAME_ID.match(game_id or ""):
-        raise Refused(f"game name {game_id!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+        raise Refused(f"game name {quote(game_id)} is not allowed: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
     rules = games.get(game_type)
     try:
         rules.setup(players, options, RandomSource.for_testing("options check"))  # dry run
@@ -425,7 +426,7 @@ def submit(store, game_id: str, text: str, at=None) -> list[dict]:
             if not isinstance(body, dict) or body.get("kind") not in ("commit", "reveal", "decide"):
                 raise Refused(f"submission block {number} holds no commit, reveal or decide")
             if body.get("game") != game_id:
-                raise Refused(f"submission block {number} is for game {body.get('game')!r}, not {game_id!r}")
+                raise Refused(f"submission block {number} is for game {quote(body.get('game'))}, not {quote(game_id)}")
             wanted = {"commit": ("commitment",), "reveal": ("choice", "salt"), "decide": ("choice",)}[body["kind"]]
             missing = [k for k in ("player", "round", "step", "nonce", *wanted) if k not in body]
             if missing:

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from .. import games
 from ..games.base import ChoiceError
+from ..text import quote, shorten
 from .commit import commitment_matches, parse_commitment, parse_salt
 from .errors import AuditFailure, Refused, UnknownPlayer
 from .rng import RandomSource, combine_client_seeds
@@ -148,7 +149,7 @@ class Session:
 
     def player(self, name: str) -> str:
         if name not in self.players:
-            raise UnknownPlayer(f"no player {name!r} in game {self.game_id}; players: {', '.join(self.players)}")
+            raise UnknownPlayer(f"no player {quote(name)} in game {self.game_id}; players: {', '.join(self.players)}")
         return name
 
     def pending(self):
@@ -162,7 +163,7 @@ class Session:
     def apply_event(self, kind: str, data: dict, at: str, seq: int | None = None) -> None:
         handler = getattr(self, f"_on_{kind}", None)
         if handler is None:
-            raise Refused(f"unknown event kind {kind!r}")
+            raise Refused(f"unknown event kind {quote(kind)}")
         if kind != "created" and not self.meta:
             raise Refused("the log must begin with a 'created' event")
         if not isinstance(data, dict) or not isinstance(at, str):
@@ -226,7 +227,7 @@ class Session:
             raise Refused(f"the server seed of game {self.game_id} is published, so play cannot start")
         entropy = combine_client_seeds(self.client_seeds)
         if data["client_entropy"] != entropy:
-            raise Refused(f"client entropy {data['client_entropy']} is not the hash of the client seeds ({entropy})")
+            raise Refused(f"client entropy {quote(data['client_entropy'])} is not the hash of the client seeds ({entropy})")
         self.started = True
         if self.seed is not None:
             self.rng = RandomSource(self.seed, self.game_id, entropy)
@@ -257,7 +258,7 @@ class Session:
         sealed a choice sent privately (never allowed in a signed game)."""
         signed_game = bool(self.meta.get("require_signatures"))
         if data.get("by", "player") != by:
-            raise Refused(f"this {kind} says it was made by the {data.get('by')}, but the commitment was made by the {by}")
+            raise Refused(f"this {kind} says it was made by the {quote(data.get('by'))}, but the commitment was made by the {by}")
         if signed_game and by == "moderator":
             raise Refused(f"this game requires signed submissions, so the moderator cannot seal for "
                           f"{data['player']}; {data['player']} seals and signs: pbem seal --context TOKEN CHOICE --key FILE")
@@ -296,7 +297,7 @@ class Session:
             raise Refused(f"no sealed step is open now, so no {what} is expected")
         player = self.player(data["player"])
         if (data["round"], data["step"]) != (step.round, step.step):
-            raise Refused(f"this {what} is for round {data['round']} step {data['step']}, "
+            raise Refused(f"this {what} is for round {shorten(data['round'])} step {shorten(data['step'])}, "
                           f"but the open sealed step is round {step.round} step {step.step}")
         if player not in step.waiting:
             raise Refused(f"{player} takes no part in sealed step {step.round}.{step.step} "
@@ -415,7 +416,7 @@ class Session:
         step = self.sealed
         if step is not None and player in step.waiting and player not in step.revealed:
             if (data.get("round"), data.get("step")) != (step.round, step.step):
-                raise Refused(f"this default is for round {data.get('round')} step {data.get('step')}, "
+                raise Refused(f"this default is for round {shorten(data.get('round'))} step {shorten(data.get('step'))}, "
                               f"but the open sealed step is round {step.round} step {step.step}")
             if not step.all_committed:
                 raise Refused(f"reveals open once every commitment is in; still waiting for: {', '.join(step.owes_commit())}")
@@ -447,7 +448,7 @@ class Session:
         except ChoiceError as exc:
             raise Refused(str(exc)) from None
         if (data.get("round"), data.get("step")) != (self.state.round, self.state.step):
-            raise Refused(f"this decision is for round {data.get('round')} step {data.get('step')}, "
+            raise Refused(f"this decision is for round {shorten(data.get('round'))} step {shorten(data.get('step'))}, "
                           f"the game is at round {self.state.round} step {self.state.step}")
         self._check_signature("decide", data)
         self._expect(data, "applied", canonical)
@@ -464,7 +465,7 @@ class Session:
     @staticmethod
     def _expect(data: dict, key: str, value) -> None:
         if key in data and data[key] != value:
-            raise Refused(f"recorded {key} {data[key]!r} differs from the rules' {value!r}")
+            raise Refused(f"recorded {key} {quote(data[key])} differs from the rules' {quote(value)}")
         data.setdefault(key, value)
 
     def _check_deadline(self, player: str, kind: str, at: str, data: dict) -> None:

@@ -10,6 +10,7 @@ import json
 from typing import Any, Iterable, Iterator
 
 from pbem.protocol.canonical import canonical_text
+from pbem.text import quote
 
 from .chain import export_row_problem
 from .errors import StoreError
@@ -32,7 +33,7 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     keys = [key for key, _ in pairs]
     repeated = sorted({key for key in keys if keys.count(key) > 1})
     if repeated:
-        raise _Refused(f"repeats the key {repeated[0]!r}")
+        raise _Refused(f"repeats the key {quote(repeated[0])}")
     return dict(pairs)
 
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...text import quote
 from ..base import IllegalChoice, InvalidChoice
 from . import choices as syn
 from . import legal
@@ -34,14 +35,14 @@ def _parse_select(state, seat, text):
 def _parse_skull(state, seat, text):
     parts = syn.split(text, "skull")
     if len(parts) != 1:
-        raise InvalidChoice(f"not understood: {text.strip()!r}; {syn.SYNTAX['skull']}")
+        raise InvalidChoice(f"not understood: {quote(text.strip())}; {syn.SYNTAX['skull']}")
     return syn.parse_action(parts[0], "action")
 
 
 def _parse_bonus(state, seat, text):
     parts = syn.split(text, "bonus")
     if len(parts) != 2 or parts[0].strip().lower() not in ("new", "flip"):
-        raise InvalidChoice(f"not understood: {text.strip()!r}; {syn.SYNTAX['bonus']}")
+        raise InvalidChoice(f"not understood: {quote(text.strip())}; {syn.SYNTAX['bonus']}")
     return parts[0].strip().lower(), syn.parse_action(parts[1], "action")
 
 
@@ -50,7 +51,7 @@ def _parse_go(state, seat, text):
     parts = syn.split(text, kind)
     word = parts[0].strip().lower() if len(parts) == 1 else ""
     if word not in ("go", "forfeit"):
-        raise InvalidChoice(f"not understood: {text.strip()!r}; {syn.SYNTAX[kind]}")
+        raise InvalidChoice(f"not understood: {quote(text.strip())}; {syn.SYNTAX[kind]}")
     return word
 
 
@@ -60,11 +61,11 @@ def _parse_target(state, seat, text):
     if len(parts) == 1 and parts[0].strip().lower() == "forfeit":
         return None
     if len(parts) not in (1, 2) or not parts[0].strip():
-        raise InvalidChoice(f"not understood: {text.strip()!r}; {syn.SYNTAX[kind]}")
+        raise InvalidChoice(f"not understood: {quote(text.strip())}; {syn.SYNTAX[kind]}")
     wanted = parts[0].strip().lower()
     matches = [i for i, p in enumerate(state.players) if p.lower() == wanted]
     if not matches:
-        raise InvalidChoice(f"not understood: no player {parts[0].strip()!r}; players: {', '.join(state.players)}")
+        raise InvalidChoice(f"not understood: no player {quote(parts[0].strip())}; players: {', '.join(state.players)}")
     colour = syn.parse_colour(parts[1]) if len(parts) == 2 else None
     return matches[0], colour
 
@@ -72,7 +73,7 @@ def _parse_target(state, seat, text):
 def _parse_order(state, seat, text):
     parts = syn.split(text, "order")
     if len(parts) != 1 or parts[0].count("/") != 1:
-        raise InvalidChoice(f"not understood: {text.strip()!r}; {syn.SYNTAX['order']}")
+        raise InvalidChoice(f"not understood: {quote(text.strip())}; {syn.SYNTAX['order']}")
     fleet, crew = parts[0].split("/")
     return syn.parse_colour_list(fleet), syn.parse_colour_list(crew)
 
