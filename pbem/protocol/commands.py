@@ -341,13 +341,19 @@ def decide_offline(token: str, choice: str, secret_key: str | None) -> dict:
     text = choice.strip()
     if not text:
         raise Refused("empty choice; send one of the options in your private message")
-    if options is not None and text.lower() not in {o.lower() for o in options}:
+    if options is not None and _folded(text) not in {_folded(o) for o in options}:
         raise Refused(f"not among your options now; send one of: {', '.join(options)}")
     if options is not None:
-        text = next(o for o in options if o.lower() == text.lower())
+        text = next(o for o in options if _folded(o) == _folded(text))
     block = submission_block(ctx["game"], "decide", {"player": ctx["player"], "round": ctx["round"],
                                                       "step": ctx["step"], "choice": text}, secret_key)
     return {"game": ctx["game"], "player": ctx["player"], "choice": text, "block": block}
+
+
+def _folded(text: str) -> str:
+    """Options are matched without regard to case or letter width, as names are."""
+    import unicodedata
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
 def seal_offline(token: str, choice: str) -> dict:

@@ -401,9 +401,13 @@ class Session:
             raise Refused(f"this reveal does not match {player}'s commitment for step "
                           f"{step.round}.{step.step} (wrong choice or salt, or made for another step)")
         self._check_signature("reveal", data, step.commits[player]["by"])
-        applied, illegal = self._legal_or_default(player, choice)
+        applied, illegal, code = self._legal_or_default(player, choice)
         self._expect(data, "applied", applied)
         self._expect(data, "illegal", illegal)
+        if code is not None:  # an illegal choice: its fixed code, for verifiers to compare
+            self._expect(data, "illegal_code", code)
+        elif "illegal_code" in data:
+            raise Refused(f"recorded illegal_code {quote(data['illegal_code'])}, but the revealed choice is legal")
         step.revealed.add(player)
         self._play(player, applied)
 
@@ -456,11 +460,13 @@ class Session:
 
     # --- helpers
 
-    def _legal_or_default(self, player: str, choice: str) -> tuple[str, str | None]:
+    def _legal_or_default(self, player: str, choice: str) -> tuple[str, str | None, str | None]:
+        """(applied choice, why it is illegal, the refusal's code): the canonical choice, or
+        the default with the reason and code when the committed choice is not allowed."""
         try:
-            return self.rules.check(self.state, player, choice), None
+            return self.rules.check(self.state, player, choice), None, None
         except ChoiceError as exc:
-            return self.rules.default(self.state, player, self.sealed.kind), str(exc)
+            return self.rules.default(self.state, player, self.sealed.kind), str(exc), exc.code
 
     @staticmethod
     def _expect(data: dict, key: str, value) -> None:

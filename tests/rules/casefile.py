@@ -12,6 +12,7 @@ made, and the expected poststate (or the expected refusal). Read by this one sma
     error = "illegal"                 # optional: the last choice must be refused
                                       # (invalid | illegal | turn); state must not change
     error_contains = "room for 1"
+    error_code = "capacity"           # the refusal's fixed code (docs/protocol.md, section 2)
     rng = { "r1/roll1/ani/reroll1/A" = 0 }   # optional scripted draws: label -> value
     [case.state]    bag = {red = 1}, pool = {2 = 1}, centre = [...], round, step, bonus_supply
     [case.boards.ani]  boat, pirate, tortuga, fleet, crew, island, tiles, bonus = {fleet = 1},
@@ -54,7 +55,7 @@ class ScriptedSource:
 
 
 CASE_KEYS = {"name", "ruling", "players", "start", "variant", "enter", "choices", "error",
-             "error_contains", "rng", "state", "boards", "expect", "options"}
+             "error_contains", "error_code", "rng", "state", "boards", "expect", "options"}
 BOARD_KEYS = {"boat", "pirate", "tortuga", "fleet", "crew", "island", "tiles", "bonus", "dice",
               "roll", "held", "bonus_owed"}
 

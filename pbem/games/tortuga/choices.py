@@ -13,6 +13,8 @@ logged) is lower case with full names, dice letters upper case and sorted.
 
 from __future__ import annotations
 
+import unicodedata
+
 from ...text import quote
 from ..base import InvalidChoice
 from .model import ACTIONS, COLOUR_ABBREV, COLOURS, LETTERS
@@ -31,6 +33,12 @@ SYNTAX = {
     "raid": "raid:PLAYER:COLOUR (COLOUR as required), raid:PLAYER, or raid:forfeit",
     "order": "order:FLEET/CREW, chests left to right, e.g. order:red,blue/purple ('-' if empty)",
 }
+
+
+def fold(name: str) -> str:
+    """The form in which player names are compared: without regard to case or to the
+    width of letters (NFKC, then case-folded), so 'board:ben' names a player 'Ｂｅｎ'."""
+    return unicodedata.normalize("NFKC", name).casefold()
 
 
 def kind_of(text: str) -> str:

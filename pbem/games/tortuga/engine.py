@@ -58,9 +58,9 @@ def check_players(players) -> tuple[str, ...]:
         bad = [c for c in NAME_FORBIDDEN if c in name]
         if bad:
             raise ValueError(f"player name {quote(name)} may not contain {' '.join(bad)} (used by the choice syntax)")
-        if name.lower() in ("forfeit", "none", "go"):
+        key = syn.fold(name)
+        if key in ("forfeit", "none", "go"):
             raise ValueError(f"player name {quote(name)} is reserved by the choice syntax; choose another")
-        key = unicodedata.normalize("NFKC", name).casefold()
         if key in seen:
             raise ValueError(f"player name {quote(name)} is given twice (names must differ by more than "
                              f"case or the width of their letters)")
@@ -99,7 +99,8 @@ def _seat(state: State, player: str) -> int:
     try:
         return state.players.index(player)
     except ValueError:
-        raise NotYourTurn(f"{quote(player)} is not a player in this game ({', '.join(state.players)})") from None
+        raise NotYourTurn(f"{quote(player)} is not a player in this game ({', '.join(state.players)})",
+                          code="not-a-player") from None
 
 
 def validate(state: State, player: str, text: str) -> tuple[int, str, str, object]:
@@ -128,7 +129,7 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
         options = options_for(state, seat, kind)
         hint = (f"legal: {', '.join(options)}" if options is not None
                 else f"e.g. {default_for(state, seat, kind)}")
-        raise InvalidChoice(f"{exc}; {hint}", tuple(options) if options else None) from None
+        raise InvalidChoice(f"{exc}; {hint}", tuple(options) if options else None, exc.code) from None
     canonical = _CANON[kind](state, seat, parsed)
     if kind == "select":  # checked in full by _parse_select; listing options is costly
         return seat, kind, canonical, parsed
@@ -139,7 +140,7 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
             options = options_for(state, seat, kind)
             if options is None:
                 raise
-            raise IllegalChoice(f"{exc}; legal: {', '.join(options)}", tuple(options)) from None
+            raise IllegalChoice(f"{exc}; legal: {', '.join(options)}", tuple(options), exc.code) from None
         return seat, kind, canonical, parsed
     options = options_for(state, seat, kind)
     if options is not None and canonical not in options:
