@@ -434,6 +434,9 @@ class Session:
             kind = data["kind"]
             if not any(r.kind == kind for r in self.requests_of(player)):
                 raise Refused(f"{player} owes no {kind} choice now")
+            if (data.get("round"), data.get("step")) != (self.state.round, self.state.step):
+                raise Refused(f"this default is for round {shorten(data.get('round'))} step {shorten(data.get('step'))}, "
+                              f"the game is at round {self.state.round} step {self.state.step}")
             self._check_deadline(player, kind, at, data)
         applied = self.rules.default(self.state, player, kind)
         self._expect(data, "choice", applied)

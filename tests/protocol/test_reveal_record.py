@@ -78,3 +78,32 @@ def test_replay_checks_the_code(revealed):
 def test_a_log_written_before_the_code_was_recorded_still_replays(revealed):
     store = revealed[0]
     _replay(store, lambda r: [r[p].pop("illegal_code") for p in ("ani", "alex")])
+
+
+def test_an_open_default_carries_the_current_round_and_step(tmp_path):
+    """A default for an open request is numbered like a decision: the game's round and the
+    number of its latest roll step; a replay refuses any other numbers."""
+    store = Store(tmp_path / "g.db")
+    commands.create_game(store, "g", "tortuga", PLAYERS, {}, start=True)
+    for _ in range(200):
+        session = commands.load(store, "g")
+        open_requests = [r for r in session.pending() if not r.sealed]
+        if open_requests:
+            break
+        for player in session.sealed.owes_commit():
+            commands.nmr(store, "g", player, force=True)
+    else:
+        pytest.fail("no open request in 200 steps")
+    player = open_requests[0].player
+    commands.nmr(store, "g", player, force=True)
+    rows = [e.export_dict() for e in store.events("g")]
+    default = next(r for r in reversed(rows) if r["kind"] == "default")
+    assert default["data"]["sealed"] is False and default["data"]["player"] == player
+    assert (default["data"]["round"], default["data"]["step"]) == (session.state.round, session.state.step)
+    assert session.state.step >= 1
+    seed = bytes.fromhex(store.get_secret("g", commands.SEED))
+    Session.replay("g", rows, seed, audit=True)
+    default["data"]["step"] += 1
+    with pytest.raises(AuditFailure, match="this default is for round .* the game is at round"):
+        Session.replay("g", rows, seed, audit=True)
+    store.close()
