@@ -98,6 +98,20 @@ def test_signature():
         assert fingerprint(v["public"]) == v["fingerprint"]
         assert sign(v["secret"], v["body"]) == v["signature"]
         assert verify(v["public"], v["body"], v["signature"])
+        assert b"pbem-sig-v1\x00" + canonical_json(v["body"]) == v["signed_bytes"].encode("utf-8")
+
+
+def test_the_signed_vectors_are_real_version_1_submissions():
+    """The body a verifier learns from is exactly what pbem signs and accepts: version 1,
+    with a nonce, and no field a submission may not hold."""
+    from pbem.protocol.session import signed_body
+    bodies = [v["body"] for v in vectors("signature")] + [v["payload"]["body"] for v in vectors("armour")]
+    for body in bodies:
+        assert body.get("v") == 1 and isinstance(body.get("nonce"), str), body
+        assert body == signed_body(body["game"], body["kind"], body)
+    for v in vectors("armour"):
+        signature = next(s for s in vectors("signature") if s["body"] == v["payload"]["body"])
+        assert v["payload"]["sig"] == signature["signature"]
 
 
 def test_armour():

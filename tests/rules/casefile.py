@@ -27,7 +27,7 @@ from pathlib import Path
 
 from pbem.games.base import IllegalChoice, InvalidChoice, NotYourTurn
 from pbem.games.tortuga import engine, scoring
-from pbem.games.tortuga.faces import DEFAULT_FACES
+from pbem.games.tortuga.faces import DEFAULT_FACES, validate as validate_faces
 from pbem.games.tortuga.model import ACTIONS, COLOURS, FACE_NAMES, LETTERS, TILE_VALUES, Board, State
 from pbem.protocol.rng import RandomSource
 
@@ -90,8 +90,8 @@ def build(case: dict) -> tuple[State, ScriptedSource]:
     if case.get("enter") == "setup":
         return engine.setup(players, case.get("options", {}), rng), rng
     st = case.get("state", {})
-    s = State(players, case.get("variant", "standard"), DEFAULT_FACES,
-              players.index(case.get("start", players[0])))
+    faces = validate_faces(case.get("options", {}).get("faces") or DEFAULT_FACES)
+    s = State(players, case.get("variant", "standard"), faces, players.index(case.get("start", players[0])))
     s.round = st.get("round", 1)
     s.step = st.get("step", 0)
     s.bag = _counts(st.get("bag"), COLOURS, (10, 10, 10, 5, 5))
