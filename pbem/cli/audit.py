@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import DbOption, FormatOption, GameArg, JsonOption, emit, fail, handled, open_store
+from .common import DbOption, FormatOption, GameArg, JsonOption, emit, fail, handled, open_store, parse_round
 
 
 def register(app: typer.Typer) -> None:
@@ -22,7 +22,8 @@ def register(app: typer.Typer) -> None:
 
 @handled
 def show(game: GameArg,
-         round_: Annotated[Optional[int], typer.Option("--round", help="The round to summarise (default: the latest).")] = None,
+         round_: Annotated[Optional[str], typer.Option("--round", metavar="INTEGER", callback=parse_round,
+                                                      help="The round to summarise (default: the latest).")] = None,
          fmt: FormatOption = "text", db: DbOption = None, as_json: JsonOption = False):
     """The public summary of a round (after the last round: the final result too), for email or a forum.
 

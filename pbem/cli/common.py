@@ -87,6 +87,15 @@ def parse_step(value: Optional[str]) -> tuple[int, int] | None:
         raise typer.BadParameter(f"{quote(value)}: give the sealed step as ROUND.STEP, e.g. 3.2") from None
 
 
+def parse_round(value: Optional[str]) -> int | None:
+    """A round number given as text (click's own int check would quote all of it)."""
+    if value is None:
+        return None
+    if not value.strip().isdigit():
+        raise typer.BadParameter(f"{quote(value)} is not a round number; give one like 3")
+    return int(value)
+
+
 def parse_duration(value: Optional[str]) -> int | None:
     if value is None:
         return None

@@ -218,7 +218,7 @@ def test_garbage_in_names_and_options_is_quoted_short(cli):
                  ["new", "g", "--players", "ani,alex", "--start", GARBAGE],
                  ["new", "g", "--players", "ani,alex", "--variant", GARBAGE],
                  ["new", "g", "--players", "ani,alex", "--deadline", GARBAGE],
-                 ["new", "g", "--players", "ani,alex", "--key", GARBAGE]):
+                 ["new", "g", "--players", "ani,alex", "--key", GARBAGE], ["show", "g", "--round", GARBAGE]):
         result = cli(*args)
         assert result.exit_code in (1, 2), args
         _bounded(result.stderr)
