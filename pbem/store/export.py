@@ -60,6 +60,8 @@ def read_export(text: str) -> list[dict[str, Any]]:
         except json.JSONDecodeError as exc:
             hint = "truncated file?" if number == len(lines) else exc.msg
             raise StoreError(f"line {number} is not valid JSON ({hint})") from None
+        except (ValueError, RecursionError):  # an integer of thousands of digits, deep nesting
+            raise StoreError(f"line {number} is not an event (a number too long or nesting too deep)") from None
         problem = export_row_problem(row)
         if problem:
             raise StoreError(f"line {number} {problem}")

@@ -247,3 +247,31 @@ def step_game(new_game, cli):
     """Game "g", started, at its first sealed step; returns its snapshot (to compare)."""
     new_game("g")
     return cli.snapshot("g")
+
+
+def _token(body: bytes) -> str:
+    import base64
+    import hashlib
+    return "pbem1." + base64.urlsafe_b64encode(body).decode().rstrip("=") + "." + hashlib.sha256(body).hexdigest()[:8]
+
+
+@pytest.mark.parametrize("body", [b"[" * 50_000, b"[1]", b"{}", b'{"game":"g","round":"1"}'],
+                         ids=["deep", "list", "empty", "wrong-types"])
+def test_a_crafted_token_is_refused_in_one_line(body, cli):
+    for command in ("seal", "decide"):
+        result = cli(command, "--context", _token(body), "A")
+        assert result.exit_code == 1 and result.stderr.startswith("pbem: ") and "\n" not in result.stderr.strip()
+        assert "token" in result.stderr
+
+
+@pytest.mark.parametrize("line", ['{"seq":' + "1" * 5000 + "}", "[" * 100_000], ids=["long-number", "deep"])
+def test_an_export_line_too_deep_or_too_long_a_number_is_reported(line, cli, tmp_path):
+    path = tmp_path / "odd.jsonl"
+    path.write_text(line + "\n", encoding="utf-8")
+    result = cli("audit", "--file", path)
+    assert result.exit_code == 1
+    assert result.stderr.strip() == ("pbem: audit failed: event 1: line 1 is not an event "
+                                     "(a number too long or nesting too deep)")
+    result = cli("replay", path)
+    assert result.exit_code == 1 and result.stderr.strip() == (
+        "pbem: line 1 is not an event (a number too long or nesting too deep)")
