@@ -78,7 +78,7 @@ def _check_kind(mode: int, name: str, stdin_ok: bool) -> None:
     raise InputRefused(f"{name} is {what}, not a file; {hint}")
 
 
-def read_limited(stream, name: str, limits: Limits) -> bytes:
+def read_limited(stream, name: str, limits: Limits) -> bytearray:
     """Read ``stream`` to its end in chunks, refusing it as soon as it holds more than
     ``limits.size`` bytes or a line (ended by LF, CR or CRLF) longer than ``limits.line``."""
     data = bytearray()
@@ -86,7 +86,7 @@ def read_limited(stream, name: str, limits: Limits) -> bytes:
     while True:
         chunk = stream.read(CHUNK)
         if not chunk:
-            return bytes(data)
+            return data  # bytes-like; not copied, an export may be 256 MiB
         data += chunk
         if len(data) > limits.size:
             raise InputRefused(_too_large(name, limits))
@@ -111,13 +111,13 @@ def _longest_line(chunk: bytes, open_line: int, data: bytearray, name: str, limi
 
 def _first_long_line(data: bytearray, limit: int) -> int:
     """The number of the first line longer than ``limit`` (counting LF, CR and CRLF)."""
-    for number, line in enumerate(bytes(data).splitlines(), start=1):
+    for number, line in enumerate(data.splitlines(), start=1):
         if len(line) > limit:
             return number
     return number
 
 
-def decode(data: bytes, name: str, limits: Limits) -> str:
+def decode(data: bytes | bytearray, name: str, limits: Limits) -> str:
     if not limits.strict:
         return data.decode("utf-8", errors="replace")
     try:
