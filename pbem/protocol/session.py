@@ -387,7 +387,10 @@ class Session:
         if not step.all_committed:
             raise Refused(f"reveals open once every commitment is in; still waiting for: "
                           f"{', '.join(step.owes_commit())}")
-        if player in step.revealed or player not in step.commits:
+        if player in step.revealed:
+            raise Refused(f"{player}'s choice for step {step.round}.{step.step} is already settled (revealed, or "
+                          f"the default applied) and cannot be changed; this reveal is not the recorded one")
+        if player not in step.commits:
             raise Refused(f"{player} owes no reveal in step {step.round}.{step.step}")
         try:
             salt = parse_salt(data["salt"])
