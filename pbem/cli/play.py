@@ -158,6 +158,9 @@ def submit(game: GameArg,
            db: DbOption = None, as_json: JsonOption = False):
     """Apply armoured (and signed) submission blocks pasted from an email or forum post.
 
+    Blocks already recorded (a mail processed twice, a block quoted in a reply) are skipped
+    and reported as already recorded; the new ones are applied.
+
     \b
     Example: pbem submit g1 mail-from-ani.txt
     """

@@ -3,7 +3,7 @@
 A mail may be processed twice, and a reply may quote the player's earlier block next to a
 new one. A submission that is exactly what the log already holds changes nothing and is
 reported as already recorded; anything else takes the normal path (and may be refused).
-The same, for each kind (docs/protocol.md, "Repeats"):
+The same, for each kind (docs/protocol.md §10):
 
 - a signed block: its nonce was used by a recorded event of the same kind, player, round,
   step, fields and signature (a used nonce on anything else stays a refused replay);

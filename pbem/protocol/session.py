@@ -203,9 +203,14 @@ class Session:
         from .signing import parse_public_key
         player = self.player(data["player"])
         try:
-            parse_public_key(data["public_key"])
+            raw = parse_public_key(data["public_key"])
         except ValueError as exc:
             raise Refused(f"the key of {player}: {exc}") from None
+        # one key, one player: else one person's signature would speak for two seats
+        holder = next((p for p, k in self.keys.items() if p != player and parse_public_key(k) == raw), None)
+        if holder is not None:
+            raise Refused(f"this public key is already registered for {holder}; each player needs their own "
+                          f"key pair (pbem keygen)")
         self.keys[player] = data["public_key"]
 
     def _on_client_seed(self, data: dict, at: str) -> None:
