@@ -175,6 +175,7 @@ def add_client_seed(store, game_id: str, player: str, text: str, at=None, outcom
 
 
 def register_key(store, game_id: str, player: str, public_key: str, at=None, outcome: dict | None = None) -> Session:
+    """Register (or replace) a player's public key; the same key again records nothing."""
     def build(session):
         earlier = session.keys.get(session.player(player))
         same = earlier == public_key.strip()
