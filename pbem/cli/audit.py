@@ -120,6 +120,8 @@ def audit(game: Annotated[Optional[str], typer.Argument(help="A game in the data
         report = auditing.audit_file(read_text(file, EXPORT), expected)
     else:
         report = auditing.audit_store(open_store(db), game, expected)
+    if not report["ok"]:  # under --json the report is the one document, with the error in it
+        report.update(error=f"audit failed: {report['problem']}", code=1)
     emit(report, as_json, auditing.report_text(report))
     if not report["ok"]:
         typer.echo(f"pbem: audit failed: {report['problem']}", err=True)

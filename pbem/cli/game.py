@@ -89,8 +89,11 @@ def client_seed(game: GameArg, player: PlayerArg,
     """
     from ..protocol import commands
     store = open_store(db)
-    commands.add_client_seed(store, game, player, text)
-    emit({"game": game, "player": player, "recorded": True}, as_json, f"client seed of {safe(player)} recorded")
+    outcome = {}
+    commands.add_client_seed(store, game, player, text, outcome=outcome)
+    said = (": already recorded; nothing changed" if outcome["already_recorded"]
+            else " recorded; it replaced the earlier one" if outcome["replaced"] else " recorded")
+    emit({"game": game, "player": player, "recorded": True, **outcome}, as_json, f"client seed of {safe(player)}{said}")
 
 
 @handled
@@ -105,9 +108,12 @@ def key(game: GameArg, player: PlayerArg,
     from ..protocol import commands
     from ..protocol.signing import fingerprint
     store = open_store(db)
-    commands.register_key(store, game, player, public_key)
-    emit({"game": game, "player": player, "fingerprint": fingerprint(public_key.strip())}, as_json,
-         f"key of {safe(player)} registered (fingerprint {fingerprint(public_key.strip())})")
+    outcome = {}
+    commands.register_key(store, game, player, public_key, outcome=outcome)
+    said = (": already recorded; nothing changed" if outcome["already_recorded"]
+            else " registered; it replaced the earlier key" if outcome["replaced"] else " registered")
+    emit({"game": game, "player": player, "fingerprint": fingerprint(public_key.strip()), **outcome}, as_json,
+         f"key of {safe(player)}{said} (fingerprint {fingerprint(public_key.strip())})")
 
 
 @handled

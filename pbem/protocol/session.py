@@ -204,9 +204,14 @@ class Session:
         from .signing import parse_public_key
         player = self.player(data["player"])
         try:
-            parse_public_key(data["public_key"])
+            raw = parse_public_key(data["public_key"])
         except ValueError as exc:
             raise Refused(f"the key of {player}: {exc}") from None
+        # one key, one player: else one person's signature would speak for two seats
+        holder = next((p for p, k in self.keys.items() if p != player and parse_public_key(k) == raw), None)
+        if holder is not None:
+            raise Refused(f"this public key is already registered for {holder}; each player needs their own "
+                          f"key pair (pbem keygen)")
         self.keys[player] = data["public_key"]
 
     def _on_client_seed(self, data: dict, at: str) -> None:
@@ -388,7 +393,10 @@ class Session:
         if not step.all_committed:
             raise Refused(f"reveals open once every commitment is in; still waiting for: "
                           f"{', '.join(step.owes_commit())}")
-        if player in step.revealed or player not in step.commits:
+        if player in step.revealed:
+            raise Refused(f"{player}'s choice for step {step.round}.{step.step} is already settled (revealed, or "
+                          f"the default applied) and cannot be changed; this reveal is not the recorded one")
+        if player not in step.commits:
             raise Refused(f"{player} owes no reveal in step {step.round}.{step.step}")
         try:
             salt = parse_salt(data["salt"])
