@@ -8,10 +8,11 @@ from typing import Annotated, Optional
 import typer
 
 from . import audit, game, judge, mail, play, tools
-from .common import _GLOBAL
+from .common import _GLOBAL, JsonErrorsGroup
 
 app = typer.Typer(
     name="pbem",
+    cls=JsonErrorsGroup,
     help="Adjudicate board games played by email or on a forum: sealed choices, provably fair dice, "
          "a hash-chained log anyone can audit. Start with: pbem demo",
     no_args_is_help=True,

@@ -7,10 +7,11 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import DbOption, JsonOption, emit, fail, handled, open_store, safe
+from .common import DbOption, JsonErrorsGroup, JsonOption, emit, fail, handled, open_store, safe
 
 app = typer.Typer(
     name="mail",
+    cls=JsonErrorsGroup,
     help="The email judge: send what the judge has queued, and see what waits.",
     no_args_is_help=True,
     add_completion=False,

@@ -31,7 +31,7 @@ def play_bots(store, game_id: str, bot_seed: str, on_event=None, until=None) -> 
                 choice = bots[player].choose(session.state, player, step.kind)
                 sealed = commands.seal(session, player, choice)
                 held[player] = sealed
-                session = commands.commit(store, game_id, player, sealed["commitment"])
+                session = commands.commit(store, game_id, player, sealed["commitment"], (sealed["round"], sealed["step"]))
                 if until is not None and until(session):
                     return
             for player, sealed in held.items():
