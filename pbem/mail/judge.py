@@ -42,7 +42,7 @@ def watch(store, session):
     if not tables.uses_mail(store, session.game_id):
         return None
     before = _owed(session)
-    position = _position(session)
+    position = _position(session) + (session.seed_revealed,)
     seq = session.seq
 
     def after(session, at: str) -> None:
@@ -78,9 +78,10 @@ def follow_ups(store, session, before: dict, position: tuple, seq: int, at: str)
     for player, row in addresses.items():
         if player in defaulted or (player in now and now[player] != before.get(player)):
             queue_private(store, session, player, at)
-    where = _position(session)
+    where = _position(session) + (session.seed_revealed,)
     if position[0] is not None and where != position:
-        final = session.finished and not position[2]
+        # the end: the game finished, or the moderator published the seed (play is over)
+        final = session.seed_revealed and not position[3]
         queue_summary(store, session, None if final else position[0], at, final=final)
 
 

@@ -10,6 +10,8 @@ a saved mail, a saved web page, or plain text.
 from __future__ import annotations
 
 import email
+import email.header
+import email.utils
 import email.policy
 import hashlib
 import re
@@ -152,18 +154,25 @@ def _identity(value: str, raw: bytes) -> tuple[str | None, str]:
 
 
 def _sender(msg, fields: dict[str, list[str]]) -> tuple[str, str]:
-    """(lower-case addr-spec, display name) of the first From address; ("", "") if none."""
+    """(lower-case addr-spec, display name) of the first From address; ("", "") if none.
+
+    Parsed from the raw value with ``email.utils`` (the header registry's full parse costs
+    more than the rest of a message), RFC 2047 words in the name decoded."""
     if not fields.get("from"):
         return "", ""
+    raw = fields["from"][0]
     try:
-        addresses = msg["from"].addresses
+        name, spec = email.utils.getaddresses([raw])[0]
     except Exception:
-        addresses = ()
-    if addresses:
-        address = addresses[0]
-        spec = address.addr_spec
-        return ("" if spec == "<>" else _clean(spec).lower()), _clean(address.display_name or "")
-    found = _ADDRESS.search(fields["from"][0])
+        name, spec = "", ""
+    if "@" in spec and spec != "<>":
+        if "=?" in name:
+            try:
+                name = str(email.header.make_header(email.header.decode_header(name)))
+            except Exception:
+                pass
+        return _clean(spec).lower(), _clean(name)
+    found = _ADDRESS.search(raw)
     return (found.group(0).lower() if found else ""), ""
 
 

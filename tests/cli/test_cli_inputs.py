@@ -149,7 +149,7 @@ def test_reader_counts_lines_across_chunks(chunking, monkeypatch):
 
 
 def test_reader_limits_are_the_documented_ones():
-    assert (SUBMISSION.size, SUBMISSION.line) == (10 * MiB, 64 * 1024)
+    assert (SUBMISSION.size, SUBMISSION.line) == (10 * MiB, MiB)
     assert (EXPORT.size, EXPORT.line) == (256 * MiB, MiB)
     assert KEY.size <= 64 * 1024
 

@@ -69,6 +69,7 @@ def test_an_illegal_choice_in_a_submitted_block_says_so_too(new_game, cli, tmp_p
 def _failing_runs(tmp_path, public_key) -> dict[str, list[str]]:
     """For every command with --json, a run that fails (exit 1) on game "g" in play."""
     return {
+        "address": ["address", "g", "zed", "zed@example.org"],
         "audit": ["audit", "nogame"], "client-seed": ["client-seed", "g", "ani", "too late"],
         "commit": ["commit", "g", "ani", "xyz"], "decide": ["decide", "g", "zed", "skull:raid"],
         "demo": ["demo", "--game-name", "g"], "games": ["games", "--db", str(tmp_path)],

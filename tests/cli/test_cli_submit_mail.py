@@ -62,7 +62,7 @@ def test_saved_mail_with_an_unsigned_block(cli, new_game, tmp_path, shape):
     path.write_bytes(SHAPES[shape](block))
     assert not readable_undecoded(path.read_bytes())  # read as plain text, it held no block
     out = cli.ok("submit", "g", path)
-    assert f"accepted: commit of {player}" in out.stdout
+    assert f"commitment of {player} for round 1 step 1 recorded" in out.stdout
     assert commits_in_log(cli, "g") == [player]
 
 
