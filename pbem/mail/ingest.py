@@ -277,7 +277,8 @@ def _answer_text(store, row, result: Result, session) -> str:
         if line["line"]:
             out.append(f"> {line['line']}")
         out.append(("  " if line["ok"] else "  REFUSED: ") + line["text"].replace("\n", "\n  "))
-    out += ["", _status_text(store, row.game, session)]
+    if not any(line["line"].lower() == "status" for line in result.lines):
+        out += ["", _status_text(store, row.game, session)]
     return "\n".join(out)
 
 
