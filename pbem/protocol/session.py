@@ -27,9 +27,9 @@ from ..games.base import ChoiceError
 from .commit import commitment_matches, parse_commitment, parse_salt
 from .errors import AuditFailure, Refused, UnknownPlayer
 from .rng import RandomSource, combine_client_seeds
+from .snapshot import SNAPSHOT_VERSION
 
 SIGNED_KINDS = ("commit", "reveal", "decide")
-SNAPSHOT_VERSION = 2  # v2: open times per request (player, round, step, kind); v1 is rebuilt
 
 
 @dataclass

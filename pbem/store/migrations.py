@@ -56,9 +56,17 @@ def m002_indexes(db: Database) -> None:
     db["events"].create_index(["game", "kind"], index_name="events_game_kind")
 
 
+def m003_snapshot_digest(db: Database) -> None:
+    # Binds a snapshot to its text and to the hash of the event it was taken after, so a
+    # changed snapshot is found before anything is written on top of it. Older snapshots
+    # keep a null digest and are ignored (the state is rebuilt from the events).
+    db["snapshots"].add_column("digest", str)
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
+    m003_snapshot_digest,
 ]
 
 

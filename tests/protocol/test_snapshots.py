@@ -57,3 +57,27 @@ def test_audit_finds_a_snapshot_that_disagrees(finished):
     assert "snapshot differs" in report["problem"]
     finished.put_snapshot("g", seq, text)
     assert audit.audit_store(finished, "g")["ok"]
+
+
+def test_a_snapshot_of_another_version_is_never_read(tmp_path):
+    """An older layout (v1 kept open times per player and kind) is ignored: the state and
+    the status report are rebuilt from the events, never read from it."""
+    from pbem.cli.game import _cached_status
+    from pbem.protocol.snapshot import SNAPSHOT_VERSION
+
+    store = Store(tmp_path / "g.db")
+    commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, deadline_seconds=3600, start=True,
+                         at="2024-05-01T12:00:00Z")
+    seq, text = store.latest_snapshot("g")
+    data = json.loads(text)
+    assert data["v"] == SNAPSHOT_VERSION
+    data.update(v=1, opened_at=[["ani", "select", "2000-01-01T00:00:00Z"]])
+    data["status"]["waiting"] = []
+    store.put_snapshot("g", seq, json.dumps(data))
+    assert _cached_status(store, "g") is None
+    assert commands.load(store, "g").to_json() == fresh(store).to_json()
+    assert audit.audit_store(store, "g")["ok"]
+    session = commands.load(store, "g")
+    sealed = commands.seal(session, "ani", session.rules.default(session.state, "ani", "select"))
+    commands.commit(store, "g", "ani", sealed["commitment"], at="2024-05-01T12:30:00Z")
+    assert json.loads(store.latest_snapshot("g")[1])["v"] == SNAPSHOT_VERSION

@@ -91,4 +91,5 @@ def test_two_processes_appending_to_one_game(tmp_path, run_child):
         assert [row["name"] for row in store.db.query("select name from _migrations")] == [
             "m001_events_and_secrets",
             "m002_indexes",
+            "m003_snapshot_digest",
         ]

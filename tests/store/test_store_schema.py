@@ -9,7 +9,7 @@ import pytest
 from pbem.store import Store, StoreError
 from pbem.store.migrations import MIGRATIONS
 
-EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes"]
+EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_snapshot_digest"]
 
 
 def columns(db, table):
@@ -32,7 +32,8 @@ def test_blank_database_migrates_to_full_schema(db_path):
         assert db["events"].pks == ["game", "seq"]
         assert columns(db, "secrets") == [("game", "TEXT"), ("name", "TEXT"), ("value", "TEXT")]
         assert db["secrets"].pks == ["game", "name"]
-        assert columns(db, "snapshots") == [("game", "TEXT"), ("seq", "INTEGER"), ("state", "TEXT")]
+        assert columns(db, "snapshots") == [("game", "TEXT"), ("seq", "INTEGER"), ("state", "TEXT"),
+                                            ("digest", "TEXT")]
         assert db["snapshots"].pks == ["game", "seq"]
         assert columns(db, "_migrations") == [("name", "TEXT"), ("applied_at", "TEXT")]
         assert [index.columns for index in db["events"].indexes if index.origin == "c"] == [
