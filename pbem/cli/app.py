@@ -2,12 +2,20 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+if __name__ == "__main__":  # python -m pbem.cli.app: handle Ctrl-C before the imports below
+    from pbem.cli.entry import install
+
+    install()
+
+from pathlib import Path  # noqa: E402
 from typing import Annotated, Optional
 
 import typer
 
-from . import audit, game, play, tools
+from ..store.faults import maybe_crash
+
+maybe_crash("imports")  # a test's SIGINT lands here, half-way through the imports
+from . import audit, game, play, tools  # noqa: E402
 from .common import _GLOBAL
 
 app = typer.Typer(

@@ -13,6 +13,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import os
 import sqlite3
 import time
 from pathlib import Path
@@ -115,21 +116,33 @@ class Store:
         try:
             self.conn.execute("BEGIN IMMEDIATE")
         except sqlite3.OperationalError as exc:
-            raise StoreError(
-                f"the database is busy: another pbem command is writing to it ({exc})"
-            ) from exc
+            if "locked" in str(exc) or "busy" in str(exc):
+                raise StoreError(
+                    f"the database is busy: another pbem command is writing to it ({exc})"
+                ) from exc
+            raise self._write_error(exc) from exc
         self._in_transaction = True
         try:
             yield self
             maybe_crash("commit:before")
             self.conn.execute("COMMIT")
-        except BaseException:
+        except BaseException as exc:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
+            if isinstance(exc, sqlite3.Error):
+                raise self._write_error(exc) from exc
             raise
         finally:
             self._in_transaction = False
         maybe_crash("commit:after")
+
+    def _write_error(self, exc: sqlite3.Error) -> StoreError:
+        """One line for a write SQLite refused (the transaction is rolled back)."""
+        if "readonly" in str(exc) or "read-only" in str(exc):
+            return StoreError(f"{self.path} is read-only, so nothing was written: make the file and its "
+                              f"folder writable (SQLite also writes {Path(self.path).name}-wal and -shm "
+                              f"beside it), or copy it elsewhere and use --db")
+        return StoreError(f"cannot write to {self.path}, so nothing was written: {exc}")
 
     def _require_transaction(self, operation: str) -> None:
         if not self._in_transaction:
@@ -328,7 +341,9 @@ class Store:
                 return seq, f"prev_hash does not match {f'event {seq - 1}' if seq > 1 else 'the genesis hash'}"
             computed = hashlib.sha256((prev_hash + body).encode("utf-8", "replace")).hexdigest()
             if stored != computed:
-                return seq, f"hash does not match its contents (stored {stored[:8]}…, computed {computed[:8]}…)"
+                hexadecimal = len(stored) == 64 and set(stored) <= set("0123456789abcdef")
+                shown = f"{stored[:8]}…" if hexadecimal else "not a hex hash"
+                return seq, f"hash does not match its contents (stored {shown}, computed {computed[:8]}…)"
             try:
                 event = json.loads(body)
                 agrees = [event["game"], event["seq"], event["kind"], event["at"]] == [game, seq, kind, at]
@@ -364,6 +379,10 @@ def _enable_wal(conn: sqlite3.Connection, timeout_ms: int) -> None:
             conn.execute("PRAGMA journal_mode = WAL")
             return
         except sqlite3.OperationalError as exc:
+            where = Path(conn.execute("PRAGMA database_list").fetchone()[2] or ".")
+            if "readonly" in str(exc) or not os.access(where.parent, os.W_OK):
+                raise StoreError(f"cannot open the database: it or its folder is read-only (SQLite "
+                                 f"needs to create {where.name}-wal and {where.name}-shm beside it)") from exc
             if "locked" not in str(exc) or time.monotonic() > deadline:
                 raise StoreError(f"cannot open the database: {exc}") from exc
             time.sleep(0.01)
