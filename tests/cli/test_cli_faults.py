@@ -85,8 +85,8 @@ def test_a_read_only_database(step, pbem_db, read_only):
     for name in read_only:
         targets[name][0].chmod(targets[name][1])
     try:
-        for argv in (["commit", "g", "alex", step["commitment"]], ["nmr", "g", "alex", "--force"],
-                     ["new", "h", "--players", "ani,bob"], ["reveal-seed", "g", "--force"], ["status", "g"]):
+        for argv in (["commit", "g", "alex", step["commitment"]], ["new", "h", "--players", "ani,bob"],
+                     ["status", "g"]):
             done = run(*argv, db=pbem_db, prefix=AS_USER)
             reason = done.stderr.strip()
             if argv[0] == "status" and done.returncode == 0:
@@ -186,7 +186,7 @@ def test_ctrl_c_at_several_moments_of_a_running_game(tmp_path, pbem_db):
     """Ctrl-C sent from outside while ``pbem demo`` plays (each move one transaction):
     one line, exit 130, and a log that audits clean up to where it stopped."""
     env = {**os.environ, "PBEM_DB": str(pbem_db), "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    for number, delay in enumerate((0.3, 0.6, 1.0)):
+    for number, delay in enumerate((0.3, 0.8)):
         game = f"d{number}"
         child = subprocess.Popen([sys.executable, "-m", "pbem.cli.app", "demo", "--game-name", game, "--json"],
                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)

@@ -10,13 +10,14 @@ from pbem.store import audit
 from pbem.render.demo import play_bots
 from pbem.protocol.session import Session
 from pbem.store import Store
+AT = "2024-05-01T12:00:00Z"  # library calls get their time passed in, never the clock
 
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
     store = Store(tmp_path_factory.mktemp("snap") / "games.db")
-    commands.create_game(store, "g", "tortuga", ["ani", "alex", "frank"], {}, start=True)
-    play_bots(store, "g", "snapshot-test")
+    commands.create_game(store, "g", "tortuga", ["ani", "alex", "frank"], {}, start=True, at=AT)
+    play_bots(store, "g", "snapshot-test", at=AT)
     return store
 
 
@@ -33,12 +34,12 @@ def test_loading_from_the_snapshot_equals_a_fresh_replay(finished):
 
 def test_a_snapshot_behind_the_head_is_brought_forward(tmp_path):
     store = Store(tmp_path / "g.db")
-    commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, start=True)
+    commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, start=True, at=AT)
     seq, text = store.latest_snapshot("g")
     session = commands.load(store, "g")
     step = session.sealed
     sealed = commands.seal(session, "ani", session.rules.default(session.state, "ani", "select"))
-    commands.commit(store, "g", "ani", sealed["commitment"])
+    commands.commit(store, "g", "ani", sealed["commitment"], at=AT)
     store.put_snapshot("g", seq, text)  # an old snapshot: newest is now behind... put it back
     store.db.execute("delete from snapshots where game = 'g' and seq > ?", [seq])
     loaded = commands.load(store, "g")

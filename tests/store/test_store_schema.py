@@ -9,6 +9,7 @@ import pytest
 from pbem.store import Store, StoreError
 from pbem.store.migrations import MIGRATIONS
 
+AT = "2024-05-01T12:00:00Z"  # the store is given its times in tests, never the clock
 EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_snapshot_digest"]
 
 
@@ -57,7 +58,7 @@ def test_reopening_does_not_rerun_migrations(db_path):
     with Store(db_path) as store:
         first = list(store.db.query("select name, applied_at from _migrations"))
         with store.transaction():
-            store.append("g", "new", {})
+            store.append("g", "new", {}, at=AT)
     # Backdate the records: a re-run would either fail on the primary key or add rows.
     conn = sqlite3.connect(db_path)
     conn.execute("update _migrations set applied_at = '2000-01-01T00:00:00Z'")
