@@ -45,3 +45,8 @@ def test_imports_point_downwards(path):
         assert ORDER.index(target) <= ORDER.index(own), f"{path.relative_to(ROOT)} imports {module} (a higher layer)"
         if own == "games":
             assert target == "games", f"{path.relative_to(ROOT)}: a game imports {module}"
+
+
+def test_the_shared_text_helpers_import_nothing():
+    """pbem/text.py sits below every layer (games use it too), so it imports nothing."""
+    assert imports(ROOT / "text.py") == ["__future__"]

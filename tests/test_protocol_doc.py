@@ -98,6 +98,20 @@ def test_signature():
         assert fingerprint(v["public"]) == v["fingerprint"]
         assert sign(v["secret"], v["body"]) == v["signature"]
         assert verify(v["public"], v["body"], v["signature"])
+        assert b"pbem-sig-v1\x00" + canonical_json(v["body"]) == v["signed_bytes"].encode("utf-8")
+
+
+def test_the_signed_vectors_are_real_version_1_submissions():
+    """The body a verifier learns from is exactly what pbem signs and accepts: version 1,
+    with a nonce, and no field a submission may not hold."""
+    from pbem.protocol.session import signed_body
+    bodies = [v["body"] for v in vectors("signature")] + [v["payload"]["body"] for v in vectors("armour")]
+    for body in bodies:
+        assert body.get("v") == 1 and isinstance(body.get("nonce"), str), body
+        assert body == signed_body(body["game"], body["kind"], body)
+    for v in vectors("armour"):
+        signature = next(s for s in vectors("signature") if s["body"] == v["payload"]["body"])
+        assert v["payload"]["sig"] == signature["signature"]
 
 
 def test_armour():
@@ -113,3 +127,37 @@ def test_no_canonical_form(bad):
     from pbem.protocol.canonical import CanonicalError
     with pytest.raises(CanonicalError):
         canonical_json(bad)
+
+
+def test_the_seal_token_holds_the_documented_fields(tmp_path):
+    """Section 6: the payload's fields, `sealed`, and `kinds` with the options of every
+    request the token covers, for a sealed step and for open decisions."""
+    from pbem.protocol import commands
+    from pbem.protocol.token import read_token
+    from pbem.store import Store
+    section = DOC.read_text(encoding="utf-8").split("## 6. The seal token")[1].split("## 7.")[0]
+    documented = set(re.findall(r'"([a-z]+)"', re.search(r"`payload` is the object `\{(.*?)\}`", section, re.S).group(1)))
+    with Store(tmp_path / "t.db") as store:
+        commands.create_game(store, "t", "tortuga", ["ani", "alex", "frank"], {}, start=True,
+                             at="2024-05-01T12:00:00Z")
+        session = commands.load(store, "t")
+        token = read_token(commands.context_token(session, "ani"))
+        assert set(token) == documented
+        request = next(r for r in session.pending() if r.player == "ani")
+        assert token["sealed"] is True and token["kinds"] == [token["kind"]] == ["select"]
+        assert token["options"] == list(request.options) and (token["round"], token["step"]) == (1, 1)
+        for _ in range(200):  # defaults until someone owes open decisions
+            session = commands.load(store, "t")
+            if session.sealed is None:
+                break
+            for player in session.sealed.owes_commit():
+                commands.nmr(store, "t", player, force=True, at="2024-05-01T12:00:00Z")
+        owing = [r for r in session.pending() if not r.sealed]
+        player = owing[0].player
+        mine = [r for r in owing if r.player == player]
+        token = read_token(commands.context_token(session, player))
+        assert set(token) == documented and token["sealed"] is False
+        assert token["kinds"] == [r.kind for r in mine] and token["kind"] == mine[0].kind
+        if all(r.options is not None for r in mine):
+            assert token["options"] == [o for r in mine for o in r.options]
+        assert (token["round"], token["step"]) == (session.state.round, session.state.step)

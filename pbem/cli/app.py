@@ -16,10 +16,11 @@ from ..store.faults import maybe_crash
 
 maybe_crash("imports")  # a test's SIGINT lands here, half-way through the imports
 from . import audit, game, play, tools  # noqa: E402
-from .common import _GLOBAL
+from .common import _GLOBAL, JsonErrorsGroup  # noqa: E402
 
 app = typer.Typer(
     name="pbem",
+    cls=JsonErrorsGroup,
     help="Adjudicate board games played by email or on a forum: sealed choices, provably fair dice, "
          "a hash-chained log anyone can audit. Start with: pbem demo",
     no_args_is_help=True,

@@ -8,7 +8,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from .common import DbOption, FormatOption, GameArg, JsonOption, emit, fail, handled, open_store
+from .common import DbOption, FormatOption, GameArg, JsonOption, emit, fail, handled, open_store, parse_round
 
 
 def register(app: typer.Typer) -> None:
@@ -22,7 +22,8 @@ def register(app: typer.Typer) -> None:
 
 @handled
 def show(game: GameArg,
-         round_: Annotated[Optional[int], typer.Option("--round", help="The round to summarise (default: the latest).")] = None,
+         round_: Annotated[Optional[str], typer.Option("--round", metavar="INTEGER", callback=parse_round,
+                                                      help="The round to summarise (default: the latest).")] = None,
          fmt: FormatOption = "text", db: DbOption = None, as_json: JsonOption = False):
     """The public summary of a round (after the last round: the final result too), for email or a forum.
 
@@ -115,9 +116,12 @@ def audit(game: Annotated[Optional[str], typer.Argument(help="A game in the data
             fail("give --head as SEQ:HASH, the hash whole or its first 8+ hex characters, e.g. 214:9f3a06c1", 2)
         expected = (int(seq), digest)
     if file is not None:
-        report = auditing.audit_file(file.read_text(encoding="utf-8", errors="replace"), expected)
+        from .inputs import EXPORT, read_text
+        report = auditing.audit_file(read_text(file, EXPORT), expected)
     else:
         report = auditing.audit_store(open_store(db), game, expected)
+    if not report["ok"]:  # under --json the report is the one document, with the error in it
+        report.update(error=f"audit failed: {report['problem']}", code=1)
     emit(report, as_json, auditing.report_text(report))
     if not report["ok"]:
         typer.echo(f"pbem: audit failed: {report['problem']}", err=True)
@@ -133,7 +137,8 @@ def replay(file: Annotated[Path, typer.Argument(help="An exported log (JSON Line
     Example: pbem replay examples/games/four-players.jsonl --format markdown
     """
     from ..render import record, summary
-    game = record.from_export(file.read_text(encoding="utf-8", errors="replace"))
+    from .inputs import EXPORT, read_text
+    game = record.from_export(read_text(file, EXPORT))
     models, text = summary.render_all(game, fmt, audit_file=str(file))
     emit(models, as_json, text)
 

@@ -11,6 +11,14 @@ from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
+from typer.core import TyperGroup
+
+try:  # newer typer raises the errors of its own copy of click
+    from typer._click.exceptions import UsageError
+except ImportError:  # pragma: no cover - typer on the real click
+    from click.exceptions import UsageError
+
+from ..text import quote
 
 DbOption = Annotated[
     Optional[Path],
@@ -21,7 +29,7 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON (a stable c
 GameArg = Annotated[str, typer.Argument(help="The game's name, as given to 'pbem new'.", show_default=False)]
 PlayerArg = Annotated[str, typer.Argument(help="A player's name, as listed at 'pbem new'.", show_default=False)]
 
-_GLOBAL: dict = {"db": None}
+_GLOBAL: dict = {"db": None, "json": False}
 
 
 def default_db() -> Path:
@@ -43,17 +51,27 @@ def open_store(db: Optional[Path], create: bool = False):
 
 
 def fail(message: str, code: int = 1):
+    """Stop with a one-line reason on stderr; under --json also as one JSON object on stdout."""
+    if _GLOBAL["json"]:
+        json_error(message, code)
     typer.echo(f"pbem: {message}", err=True)
     raise typer.Exit(code)
 
 
+def json_error(message: str, code: int) -> None:
+    """A failure as a script reads it: one JSON document on stdout, whatever went wrong."""
+    emit({"error": message, "code": code}, True)
+
+
 def handled(func):
-    """Turn the library's typed errors into a one-line reason on stderr and exit status 1."""
+    """Turn the library's typed errors into a one-line reason on stderr and exit status 1
+    (with --json, also ``{"error": ..., "code": 1}`` on stdout)."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
         from ..games import UnknownGame as UnknownGameType
         from ..protocol.errors import ProtocolError
         from ..store import StoreError
+        outer, _GLOBAL["json"] = _GLOBAL["json"], bool(kwargs.get("as_json"))
         try:
             return func(*args, **kwargs)
         except (ProtocolError, StoreError, UnknownGameType) as exc:
@@ -64,7 +82,38 @@ def handled(func):
             fail(f"{exc.strerror or exc}: {exc.filename}" if getattr(exc, "filename", None) else str(exc))
         except sqlite3.Error as exc:  # the store turns the ones it expects into StoreError
             fail(f"the games database cannot be used: {_one_line(exc)}")
+        finally:
+            _GLOBAL["json"] = outer
     return wrapper
+
+
+def _wants_json(args) -> bool:
+    args = list(args)
+    return "--json" in (args[:args.index("--")] if "--" in args else args)
+
+
+class JsonErrorsGroup(TyperGroup):
+    """The command group. With --json on the command line a usage error (exit 2) is also
+    one JSON object on stdout, as every other failure is (see ``handled``)."""
+
+    def make_context(self, info_name, args, parent=None, **extra):
+        wants = _wants_json(args)
+        try:
+            ctx = super().make_context(info_name, args, parent=parent, **extra)
+        except UsageError as exc:
+            if wants:
+                json_error(exc.format_message(), exc.exit_code)
+            raise
+        ctx.meta["pbem.json"] = wants
+        return ctx
+
+    def invoke(self, ctx):
+        try:
+            return super().invoke(ctx)
+        except UsageError as exc:
+            if ctx.meta.get("pbem.json"):
+                json_error(exc.format_message(), exc.exit_code)
+            raise
 
 
 def _one_line(exc: Exception) -> str:
@@ -85,7 +134,16 @@ def parse_step(value: Optional[str]) -> tuple[int, int] | None:
         r, s = value.split(".")
         return int(r), int(s)
     except ValueError:
-        raise typer.BadParameter(f"{value!r}: give the sealed step as ROUND.STEP, e.g. 3.2") from None
+        raise typer.BadParameter(f"{quote(value)}: give the sealed step as ROUND.STEP, e.g. 3.2") from None
+
+
+def parse_round(value: Optional[str]) -> int | None:
+    """A round number given as text (click's own int check would quote all of it)."""
+    if value is None:
+        return None
+    if not value.strip().isdigit():
+        raise typer.BadParameter(f"{quote(value)} is not a round number; give one like 3")
+    return int(value)
 
 
 def parse_duration(value: Optional[str]) -> int | None:
@@ -97,8 +155,8 @@ def parse_duration(value: Optional[str]) -> int | None:
         seconds = int(text[:-1]) * units[text[-1]]
         if seconds <= 365 * 86400:
             return seconds
-        raise typer.BadParameter(f"{value!r}: a deadline of more than a year (365d) is not a deadline")
-    raise typer.BadParameter(f"{value!r}: give a duration like 30m, 48h or 3d")
+        raise typer.BadParameter(f"{quote(value)}: a deadline of more than a year (365d) is not a deadline")
+    raise typer.BadParameter(f"{quote(value)}: give a duration like 30m, 48h or 3d")
 
 
 def safe(text: str) -> str:
@@ -109,7 +167,7 @@ def safe(text: str) -> str:
 def _check_format(value: str) -> str:
     from ..render.escape import FORMATS
     if value not in FORMATS:
-        raise typer.BadParameter(f"{value!r}: use one of {', '.join(FORMATS)}")
+        raise typer.BadParameter(f"{quote(value)}: use one of {', '.join(FORMATS)}")
     return value
 
 

@@ -8,6 +8,7 @@ from typing import Annotated, List, Optional
 
 import typer
 
+from ..text import quote
 from .common import (
     DbOption, FormatOption, GameArg, JsonOption, PlayerArg, emit, fail, handled, open_store,
     parse_duration, safe, status_text,
@@ -55,12 +56,13 @@ def new(
         rules = games.get(game_type)
         if not hasattr(rules, "parse_face_table"):
             fail(f"the game {game_type} has no dice face table", 2)
-        options["faces"] = rules.parse_face_table(faces.read_text(encoding="utf-8"))
+        from .inputs import FACES, read_text
+        options["faces"] = rules.parse_face_table(read_text(faces, FACES))
     key_map = {}
     for item in keys or []:
         player, sep, public = item.partition("=")
         if not sep:
-            raise typer.BadParameter(f"{item!r}: give --key as PLAYER=PUBLIC-KEY")
+            raise typer.BadParameter(f"{quote(item)}: give --key as PLAYER=PUBLIC-KEY")
         from ..protocol.signing import parse_public_key
         parse_public_key(public)
         key_map[player.strip()] = public.strip()
@@ -87,8 +89,11 @@ def client_seed(game: GameArg, player: PlayerArg,
     """
     from ..protocol import commands
     store = open_store(db)
-    commands.add_client_seed(store, game, player, text)
-    emit({"game": game, "player": player, "recorded": True}, as_json, f"client seed of {safe(player)} recorded")
+    outcome = {}
+    commands.add_client_seed(store, game, player, text, outcome=outcome)
+    said = (": already recorded; nothing changed" if outcome["already_recorded"]
+            else " recorded; it replaced the earlier one" if outcome["replaced"] else " recorded")
+    emit({"game": game, "player": player, "recorded": True, **outcome}, as_json, f"client seed of {safe(player)}{said}")
 
 
 @handled
@@ -103,9 +108,12 @@ def key(game: GameArg, player: PlayerArg,
     from ..protocol import commands
     from ..protocol.signing import fingerprint
     store = open_store(db)
-    commands.register_key(store, game, player, public_key)
-    emit({"game": game, "player": player, "fingerprint": fingerprint(public_key.strip())}, as_json,
-         f"key of {safe(player)} registered (fingerprint {fingerprint(public_key.strip())})")
+    outcome = {}
+    commands.register_key(store, game, player, public_key, outcome=outcome)
+    said = (": already recorded; nothing changed" if outcome["already_recorded"]
+            else " registered; it replaced the earlier key" if outcome["replaced"] else " registered")
+    emit({"game": game, "player": player, "fingerprint": fingerprint(public_key.strip()), **outcome}, as_json,
+         f"key of {safe(player)}{said} (fingerprint {fingerprint(public_key.strip())})")
 
 
 @handled

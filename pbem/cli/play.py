@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 from typing import Annotated, List, Optional
 
@@ -49,7 +48,7 @@ def seal(
             fail("give GAME PLAYER CHOICE (or --context TOKEN CHOICE)", 2)
         session = commands.load(open_store(db), args[0])
         sealed = commands.seal(session, args[1], args[2])
-    secret = key_file.read_text(encoding="utf-8").strip() if key_file else None
+    secret = _secret_key(key_file)
     signed_game = (_token_requires_signatures(context) if context is not None
                    else bool(session.meta.get("require_signatures")))
     if signed_game and secret is None:
@@ -85,6 +84,7 @@ def commit(
     store = open_store(db)
     if (commitment is None) == (choice is None):
         fail("give either the COMMITMENT or --choice CHOICE", 2)
+    outcome = {}
     if choice is not None:
         if step is not None:
             from ..protocol.commands import load
@@ -92,14 +92,10 @@ def commit(
             if open_step is None or parse_step(step) != (open_step.round, open_step.step):
                 fail(f"--step {step} is not the open sealed step; a choice sealed on receipt always "
                      f"belongs to the open step (leave --step out)")
-        session = commands.commit_for_player(store, game, player, choice)
+        session = commands.commit_for_player(store, game, player, choice, outcome=outcome)
     else:
-        before = store.head(game)
-        session = commands.commit(store, game, player, commitment, parse_step(step))
-        if store.head(game) == before:
-            _report(store, session, game, as_json, f"this commitment of {safe(player)} was already recorded; nothing changed")
-            return
-    _report(store, session, game, as_json, f"commitment of {safe(player)} recorded")
+        session = commands.commit(store, game, player, commitment, parse_step(step), outcome=outcome)
+    _report_submissions(store, session, game, as_json, [outcome])
 
 
 @handled
@@ -113,8 +109,9 @@ def reveal(game: GameArg, player: PlayerArg, choice: ChoiceArg,
     """
     from ..protocol import commands
     store = open_store(db)
-    session = commands.reveal(store, game, player, choice, salt, parse_step(step))
-    _report(store, session, game, as_json, f"reveal of {safe(player)} accepted")
+    outcome = {}
+    session = commands.reveal(store, game, player, choice, salt, parse_step(step), outcome=outcome)
+    _report_submissions(store, session, game, as_json, [outcome])
 
 
 @handled
@@ -132,7 +129,7 @@ def decide(
              (a player in a signed game: prints a signed block to send; records nothing)
     """
     from ..protocol import commands
-    secret = key_file.read_text(encoding="utf-8").strip() if key_file else None
+    secret = _secret_key(key_file)
     if context is not None:
         if len(args) != 1:
             fail("with --context give only the CHOICE, e.g. pbem decide --context TOKEN skull:raid", 2)
@@ -149,8 +146,9 @@ def decide(
         emit({"game": game, "player": player, "choice": choice, "block": block}, as_json,
              f"send this signed decision (pbem submit {game} FILE); nothing was recorded yet:\n{block}")
         return
-    session = commands.decide(store, game, player, choice)
-    _report(store, session, game, as_json, f"decision of {safe(player)} recorded")
+    outcome = {}
+    session = commands.decide(store, game, player, choice, outcome=outcome)
+    _report_submissions(store, session, game, as_json, [outcome])
 
 
 @handled
@@ -159,18 +157,19 @@ def submit(game: GameArg,
            db: DbOption = None, as_json: JsonOption = False):
     """Apply armoured (and signed) submission blocks pasted from an email or forum post.
 
+    Blocks already recorded (a mail processed twice, a block quoted in a reply) are skipped
+    and reported as already recorded; the new ones are applied.
+
     \b
     Example: pbem submit g1 mail-from-ani.txt
     """
     from ..protocol import commands
-    text = sys.stdin.read() if source == "-" else Path(source).read_text(encoding="utf-8", errors="replace")
+    from .inputs import SUBMISSION, read_text
+    text = read_text(source, SUBMISSION, stdin_ok=True)
     store = open_store(db)
     done = commands.submit(store, game, text)
     session = commands.load(store, game)
-    _report(store, session, game, as_json,
-            "accepted: " + ", ".join(f"{d['kind']} of {safe(d['player'])}"
-                                     + (" (already recorded, nothing changed)" if d.get("already_recorded") else "")
-                                     for d in done), extra={"accepted": done})
+    _report_submissions(store, session, game, as_json, done)
 
 
 @handled
@@ -197,9 +196,35 @@ def nmr(game: GameArg, player: PlayerArg,
     _report(store, session, game, as_json, f"{safe(player)} {what}")
 
 
+def _secret_key(key_file: Optional[Path]) -> str | None:
+    from .inputs import KEY, read_text
+    return read_text(key_file, KEY).strip() if key_file else None
+
+
 def _token_requires_signatures(token: str) -> bool:
     from ..protocol.token import read_token
     return bool(read_token(token).get("signatures"))
+
+
+_WHAT = {"commit": "commitment", "reveal": "reveal", "decide": "decision"}
+
+
+def _submission_text(item: dict) -> str:
+    """One line on one submission: recorded, a repeat, or a reveal whose choice was illegal."""
+    what = f"{_WHAT[item['kind']]} of {safe(item['player'])} for round {item['round']} step {item['step']}"
+    if item["already_recorded"]:
+        return f"{what}: already recorded; nothing changed"
+    if item.get("illegal"):
+        return (f"{what} accepted, but the committed choice was not allowed ({safe(item['illegal'])}): "
+                f"the default {safe(item['applied'])} was applied instead")
+    return f"{what} recorded" + (f": {safe(item['applied'])}" if item.get("applied") else "")
+
+
+def _report_submissions(store, session, game: str, as_json: bool, items: list[dict]) -> None:
+    """What became of each submission (--json: ``accepted``, one entry each, and
+    ``already_recorded`` when every one of them was), then the game's status."""
+    extra = {"accepted": items, "already_recorded": all(i["already_recorded"] for i in items)}
+    _report(store, session, game, as_json, "\n".join(map(_submission_text, items)), extra)
 
 
 def _report(store, session, game: str, as_json: bool, text: str, extra: dict | None = None) -> None:

@@ -30,7 +30,8 @@ def keygen(output: Annotated[Optional[Path], typer.Option("-o", "--output", help
 
     from ..protocol.signing import fingerprint, generate_keypair, public_from_secret
     if public_of is not None:
-        public = public_from_secret(public_of.read_text(encoding="utf-8").strip())
+        from .inputs import KEY, read_text
+        public = public_from_secret(read_text(public_of, KEY).strip())
         emit({"public_key": public, "fingerprint": fingerprint(public)}, as_json,
              f"public key: {public}\nfingerprint: {fingerprint(public)}")
         return

@@ -5,6 +5,8 @@ from __future__ import annotations
 import importlib
 from types import ModuleType
 
+from ..text import quote
+
 GAMES = {"tortuga": "pbem.games.tortuga"}
 
 
@@ -18,5 +20,5 @@ def get(name: str) -> ModuleType:
         return importlib.import_module(GAMES[name])
     except KeyError:
         raise UnknownGame(
-            f"unknown game type {name!r}; known: {', '.join(sorted(GAMES))}"
+            f"unknown game type {quote(name)}; known: {', '.join(sorted(GAMES))}"
         ) from None

@@ -22,23 +22,36 @@ from dataclasses import dataclass, field
 
 
 class ChoiceError(Exception):
-    """A submitted choice was refused. ``str(error)`` is a one-line message for the player."""
+    """A submitted choice was refused. ``str(error)`` is a one-line message for the player;
+    ``code`` is a short fixed word for the kind of refusal, which the log records next to
+    the message for a committed choice that turns out illegal, so a verifier can compare it
+    (the words a game uses are listed in docs/protocol.md)."""
 
-    def __init__(self, message: str, legal: tuple[str, ...] | None = None):
+    code = "refused"
+
+    def __init__(self, message: str, legal: tuple[str, ...] | None = None, code: str | None = None):
         super().__init__(message)
         self.legal = legal
+        if code is not None:
+            self.code = code
 
 
 class InvalidChoice(ChoiceError):
     """Not understood: the text does not follow the choice syntax."""
 
+    code = "syntax"
+
 
 class IllegalChoice(ChoiceError):
     """Understood, but not allowed now; ``legal`` lists what would be (when few)."""
 
+    code = "not-allowed"
+
 
 class NotYourTurn(ChoiceError):
     """The player has no open request that this choice could answer."""
+
+    code = "not-your-turn"
 
 
 @dataclass(frozen=True)

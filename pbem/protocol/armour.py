@@ -38,8 +38,10 @@ CHECKSUM_CHARS = 8
 
 # Quote markers and indentation at the start of every line; never part of base64.
 _LINE_PREFIX = re.compile(r"^(?:[^\S\n]|>)+", re.MULTILINE)
+# A marker is matched only from the first dash of a run, taking the run whole: trying every
+# dash of a long run as a start would take time quadratic in the run's length.
 _MARKER = re.compile(
-    r"-{3,}[^\S\n]*(BEGIN|END)[^\S\n]+PBEM[^\S\n]+SUBMISSION[^\S\n]*-{3,}", re.IGNORECASE
+    r"(?<!-)-{3,}+[^\S\n]*(BEGIN|END)[^\S\n]+PBEM[^\S\n]+SUBMISSION[^\S\n]*-{3,}", re.IGNORECASE
 )
 _CHECKSUM = re.compile(r"(.*)=([0-9a-fA-F]{%d})" % CHECKSUM_CHARS, re.DOTALL)
 _BASE64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")

@@ -16,9 +16,11 @@ from datetime import datetime, timezone
 
 from .. import games
 from ..games.base import ChoiceError
+from ..text import quote
 from .canonical import sha256_hex
 from .commit import make_commitment, new_salt, parse_salt
 from .errors import AuditFailure, Damaged, Refused, UnknownGame
+from .repeats import Log, decision_fits_now, find as find_repeat, same_choice
 from .rng import RandomSource
 from .session import Session, signed_body
 from .snapshot import read_snapshot
@@ -61,7 +63,7 @@ def load(store, game_id: str, for_write: bool = False) -> Session:
     if not events:
         known = store.games()
         hint = f"; games here: {', '.join(known[:10])}" if known else "; this database has no games yet (pbem new)"
-        raise UnknownGame(f"no game {game_id!r}{hint}")
+        raise UnknownGame(f"no game {quote(game_id)}{hint}")
     try:
         return Session.replay(game_id, events, seed, audit=True)
     except AuditFailure as exc:
@@ -182,7 +184,7 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
                 require_signatures: bool = False, deadline_seconds: int | None = None,
                 keys: dict | None = None, start: bool = False, at: str | None = None) -> Session:
     if not GAME_ID.match(game_id or ""):
-        raise Refused(f"game name {game_id!r} is not allowed: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
+        raise Refused(f"game name {quote(game_id)} is not allowed: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
     rules = games.get(game_type)
     try:
         rules.setup(players, options, RandomSource.for_testing("options check"))  # dry run
@@ -192,6 +194,10 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
     with store.transaction():
         if store.has_game(game_id):
             raise Refused(f"a game named {game_id!r} already exists; choose another name")
+        alike = [g for g in store.games() if g.casefold() == game_id.casefold()]
+        if alike:  # names that differ only by case would be mixed up in mails and commands
+            raise Refused(f"a game named {alike[0]!r} already exists and {game_id!r} differs from it only "
+                          f"by case; choose another name")
         store.put_secret(game_id, SEED, seed.hex())
         session = Session(game_id, seed)
         data = {"game_type": game_type, "players": list(players), "options": options,
@@ -211,12 +217,30 @@ def _entropy(seeds: dict) -> str:
     return combine_client_seeds(seeds)
 
 
-def add_client_seed(store, game_id: str, player: str, text: str, at=None) -> Session:
-    return _write(store, game_id, lambda s: [("client_seed", {"player": player, "seed": text})], at)
+def _note(outcome: dict | None, **facts) -> None:
+    """Tell the caller what a command did (``outcome`` is the caller's dict, if given)."""
+    if outcome is not None:
+        outcome.update(facts)
 
 
-def register_key(store, game_id: str, player: str, public_key: str, at=None) -> Session:
-    return _write(store, game_id, lambda s: [("key", {"player": player, "public_key": public_key.strip()})], at)
+def add_client_seed(store, game_id: str, player: str, text: str, at=None, outcome: dict | None = None) -> Session:
+    """Record (or replace) a player's client seed; ``outcome`` gets ``replaced`` and
+    ``already_recorded`` (the same text again records nothing)."""
+    def build(session):
+        earlier = session.client_seeds.get(session.player(player))
+        _note(outcome, replaced=earlier is not None and earlier != text, already_recorded=earlier == text)
+        return [] if earlier == text else [("client_seed", {"player": player, "seed": text})]
+    return _write(store, game_id, build, at)
+
+
+def register_key(store, game_id: str, player: str, public_key: str, at=None, outcome: dict | None = None) -> Session:
+    """Register (or replace) a player's public key; the same key again records nothing."""
+    def build(session):
+        earlier = session.keys.get(session.player(player))
+        same = earlier == public_key.strip()
+        _note(outcome, replaced=earlier is not None and not same, already_recorded=same)
+        return [] if same else [("key", {"player": player, "public_key": public_key.strip()})]
+    return _write(store, game_id, build, at)
 
 
 def start_game(store, game_id: str, at=None) -> Session:
@@ -236,50 +260,90 @@ def _owes(session: Session, player: str) -> str:
     return f"{player} owes: {', '.join(kinds)}" if kinds else f"{player} owes nothing now"
 
 
+def _submission(player: str, round_step, session: Session, signature, nonce, **fields) -> dict:
+    """A commit, reveal or decide as the protocol records it; round and step are the named
+    ones, else the open sealed step's (None when there is none)."""
+    open_step = (session.sealed.round, session.sealed.step) if session.sealed is not None else (None, None)
+    r, s = round_step or open_step
+    data = {"player": player, "round": r, "step": s, **fields}
+    if signature is not None:
+        data.update(signature=signature, nonce=nonce)
+    return data
+
+
+def _repeat(store, session: Session, kind: str, data: dict, round_step, outcome: dict | None) -> bool:
+    """True (and ``outcome`` told so) when ``data`` is exactly what the log already holds."""
+    earlier = find_repeat(session, Log(store, session.game_id), kind, data, round_step)
+    if earlier is not None:
+        _note(outcome, **earlier)
+    return earlier is not None
+
+
 def commit(store, game_id: str, player: str, commitment: str, round_step: tuple | None = None,
-           signature: str | None = None, nonce: str | None = None, at=None) -> Session:
+           signature: str | None = None, nonce: str | None = None, at=None, outcome: dict | None = None) -> Session:
+    """Record a commitment. The same one again records nothing (``outcome`` gets
+    ``already_recorded``), also after its step has closed."""
     def build(session):
         session.player(player)
-        r, s = round_step or _current_step(session, player)
-        data = {"player": player, "round": r, "step": s, "commitment": commitment.strip().lower(), "by": "player"}
-        if signature is not None:
-            data.update(signature=signature, nonce=nonce)
-        return [] if _already_committed(session, data) else [("commit", data)]
+        data = _submission(player, round_step, session, signature, nonce,
+                           commitment=commitment.strip().lower(), by="player")
+        if _repeat(store, session, "commit", data, round_step, outcome):
+            return []
+        data["round"], data["step"] = round_step or _current_step(session, player)
+        _note(outcome, kind="commit", player=player, round=data["round"], step=data["step"], already_recorded=False)
+        return [("commit", data)]
     return _write(store, game_id, build, at)
 
 
-def _already_committed(session: Session, data: dict) -> bool:
-    """The very same commitment again (a mail processed twice): nothing to record."""
-    step = session.sealed
-    if step is None or (data["round"], data["step"]) != (step.round, step.step):
-        return False
-    if "signature" in data:  # a signed block is never taken twice: that is a replay
-        return False
-    recorded = step.commits.get(data["player"])
-    return recorded is not None and recorded["commitment"] == data["commitment"]
-
-
-def commit_for_player(store, game_id: str, player: str, choice: str, at=None) -> Session:
-    """The moderator seals a choice sent privately by email; the salt stays in the store."""
+def commit_for_player(store, game_id: str, player: str, choice: str, at=None, outcome: dict | None = None) -> Session:
+    """The moderator seals a choice sent privately by email; the salt stays in the store.
+    The choice the moderator already sealed for the player in the open step, again, records
+    nothing: the mail was processed twice."""
     def build(session):
+        session.player(player)
+        step = session.sealed
+        mine = step.commits.get(player) if step is not None else None
+        if mine is not None and mine["by"] == "moderator":
+            held = store.get_secret(game_id, _held_name(step.round, step.step, player))
+            if held is not None and _same_sealed(session, step.kind,
+                                                 _held(store, game_id, step.round, step.step, player)["choice"], choice):
+                _note(outcome, kind="commit", player=player, round=step.round, step=step.step, already_recorded=True)
+                return []
+        if step is not None and step.all_committed and player in step.waiting:
+            raise Refused(f"all commitments of step {step.round}.{step.step} are in; {player}'s choice can no "
+                          f"longer be made or replaced")
         sealed = seal(session, player, choice)
         store.put_secret(game_id, _held_name(sealed["round"], sealed["step"], player),
                          json.dumps({"choice": sealed["choice"], "salt": sealed["salt"]}))
+        _note(outcome, kind="commit", player=player, round=sealed["round"], step=sealed["step"], already_recorded=False)
         return [("commit", {"player": player, "round": sealed["round"], "step": sealed["step"],
                             "commitment": sealed["commitment"], "by": "moderator"})]
     return _write(store, game_id, build, at)
 
 
+def _same_sealed(session: Session, kind: str, held: str, choice: str) -> bool:
+    try:
+        return session.rules.normalize(kind, choice) == held
+    except ChoiceError:
+        return same_choice(held, choice)
+
+
 def reveal(store, game_id: str, player: str, choice: str, salt: str, round_step=None,
-           signature=None, nonce=None, at=None) -> Session:
+           signature=None, nonce=None, at=None, outcome: dict | None = None) -> Session:
+    """Check and record a reveal. ``outcome`` gets ``applied`` (the choice played) and
+    ``illegal`` (why the committed choice was not allowed, so the default was played, else
+    None); the same reveal again records nothing (``already_recorded``)."""
     def build(session):
         session.player(player)
+        data = _submission(player, round_step, session, signature, nonce,
+                           choice=choice, salt=salt.strip().lower(), by="player")
+        if _repeat(store, session, "reveal", data, round_step, outcome):
+            return
         r, s = round_step or _current_step(session, player)
-        choice_text = _committed_spelling(session, player, (r, s), choice, salt)
-        data = {"player": player, "round": r, "step": s, "choice": choice_text, "salt": salt.strip().lower(), "by": "player"}
-        if signature is not None:
-            data.update(signature=signature, nonce=nonce)
-        return [("reveal", data)]
+        data.update(round=r, step=s, choice=_committed_spelling(session, player, (r, s), choice, salt))
+        yield "reveal", data
+        _note(outcome, kind="reveal", player=player, round=r, step=s, already_recorded=False,
+              applied=data["applied"], illegal=data.get("illegal"))
     return _write(store, game_id, build, at)
 
 
@@ -304,7 +368,9 @@ def _committed_spelling(session: Session, player: str, round_step, choice: str, 
 
 
 def decide(store, game_id: str, player: str, choice: str, round_step=None, signature=None,
-           nonce=None, at=None) -> Session:
+           nonce=None, at=None, outcome: dict | None = None) -> Session:
+    """Record an open decision. The same decision again, once the game has moved past it,
+    records nothing (``outcome`` gets ``already_recorded``); a different one is refused."""
     def build(session):
         session.player(player)
         if not session.started or session.state is None:
@@ -313,8 +379,24 @@ def decide(store, game_id: str, player: str, choice: str, round_step=None, signa
         data = {"player": player, "round": r, "step": s, "choice": choice}
         if signature is not None:
             data.update(signature=signature, nonce=nonce)
-        return [("decide", data)]
+        if _repeat(store, session, "decide", data, round_step, outcome):
+            return
+        _refuse_changed_decision(store, session, player, choice, round_step)
+        yield "decide", data
+        _note(outcome, kind="decide", player=player, round=r, step=s, already_recorded=False, applied=data["applied"])
     return _write(store, game_id, build, at)
+
+
+def _refuse_changed_decision(store, session: Session, player: str, choice: str, round_step) -> None:
+    """A player who owes no decision now but made one in this round (or the named step):
+    say that the recorded decision stands, rather than only that nothing is owed."""
+    if any(not r.sealed for r in session.requests_of(player)) or decision_fits_now(session, player, choice, round_step):
+        return
+    earlier = Log(store, session.game_id).of("decide", player, round_step)
+    if earlier and (round_step is not None or earlier[-1][1]["round"] == session.state.round):
+        was = earlier[-1][1]
+        raise Refused(f"{player} already decided {was['choice']} in round {was['round']} step {was['step']}, "
+                      f"and a recorded decision is final; {_owes(session, player)}")
 
 
 def nmr(store, game_id: str, player: str, force: bool = False, at=None) -> Session:
@@ -398,13 +480,19 @@ def decide_offline(token: str, choice: str, secret_key: str | None) -> dict:
     text = choice.strip()
     if not text:
         raise Refused("empty choice; send one of the options in your private message")
-    if options is not None and text.lower() not in {o.lower() for o in options}:
+    if options is not None and _folded(text) not in {_folded(o) for o in options}:
         raise Refused(f"not among your options now; send one of: {', '.join(options)}")
     if options is not None:
-        text = next(o for o in options if o.lower() == text.lower())
+        text = next(o for o in options if _folded(o) == _folded(text))
     block = submission_block(ctx["game"], "decide", {"player": ctx["player"], "round": ctx["round"],
                                                       "step": ctx["step"], "choice": text}, secret_key)
     return {"game": ctx["game"], "player": ctx["player"], "choice": text, "block": block}
+
+
+def _folded(text: str) -> str:
+    """Options are matched without regard to case or letter width, as names are."""
+    import unicodedata
+    return unicodedata.normalize("NFKC", text).casefold()
 
 
 def seal_offline(token: str, choice: str) -> dict:
@@ -476,6 +564,7 @@ def submit(store, game_id: str, text: str, at=None) -> list[dict]:
     if not blocks:
         raise Refused("no submission block found: paste the whole block from -----BEGIN PBEM SUBMISSION----- to -----END PBEM SUBMISSION-----")
     done = []
+    log = Log(store, game_id)
 
     def build(session):
         for number, payload in enumerate(blocks, start=1):
@@ -483,7 +572,7 @@ def submit(store, game_id: str, text: str, at=None) -> list[dict]:
             if not isinstance(body, dict) or body.get("kind") not in ("commit", "reveal", "decide"):
                 raise Refused(f"submission block {number} holds no commit, reveal or decide")
             if body.get("game") != game_id:
-                raise Refused(f"submission block {number} is for game {body.get('game')!r}, not {game_id!r}")
+                raise Refused(f"submission block {number} is for game {quote(body.get('game'))}, not {quote(game_id)}")
             wanted = {"commit": ("commitment",), "reveal": ("choice", "salt"), "decide": ("choice",)}[body["kind"]]
             missing = [k for k in ("player", "round", "step", "nonce", *wanted) if k not in body]
             if missing:
@@ -500,11 +589,18 @@ def submit(store, game_id: str, text: str, at=None) -> list[dict]:
             if "sig" in payload:
                 data.update(signature=payload["sig"], nonce=body["nonce"])
             current.update(number=number, what=f"{body['kind']} of {body['player']}")
-            if body["kind"] == "commit" and _already_committed(session, data):
-                done.append({"kind": "commit", "player": body["player"], "already_recorded": True})
+            earlier = find_repeat(session, log, body["kind"], data, (body["round"], body["step"]))
+            if earlier is not None:  # e.g. the player's earlier block, quoted in a reply
+                done.append(earlier)
                 continue
-            done.append({"kind": body["kind"], "player": body["player"]})
+            item = {"kind": body["kind"], "player": body["player"], "round": body["round"],
+                    "step": body["step"], "already_recorded": False}
+            done.append(item)
             yield body["kind"], data
+            if body["kind"] != "commit":
+                item["applied"] = data["applied"]
+            if body["kind"] == "reveal":
+                item["illegal"] = data.get("illegal")
 
     current = {"number": 0, "what": ""}
     try:

@@ -72,7 +72,7 @@ def status(session: Session, head: tuple[int, str]) -> dict:
 
 def private(session: Session, player: str) -> dict:
     session.player(player)
-    report = {"game": session.game_id, "player": player, "requests": [], "context": None,
+    report = {"game": session.game_id, "player": player, "requests": [], "context": None, "context_kind": None,
               "require_signatures": bool(session.meta.get("require_signatures"))}
     if session.state is None:
         return report
@@ -93,10 +93,8 @@ def private(session: Session, player: str) -> dict:
             entry["owe"] = "reveal" if step.all_committed else "commit"
         report["requests"].append(entry)
     if report["requests"]:
-        token = context_token(session, player)
-        if any(r["sealed"] for r in report["requests"]):
-            report["context"] = token  # the seal token, while a sealed request is open
-        else:
-            report["decision_context"] = token  # to sign an open decision offline
+        # one token: to seal offline while a sealed request is open, else to sign a decision
+        report["context"] = context_token(session, player)
+        report["context_kind"] = "seal" if any(r["sealed"] for r in report["requests"]) else "decide"
     report["view"] = session.rules.view(session.state, player)
     return report

@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 
 from .. import games
 from ..games.base import ChoiceError
+from ..text import quote, shorten
 from .commit import commitment_matches, parse_commitment, parse_salt
 from .errors import AuditFailure, Refused, UnknownPlayer
 from .rng import RandomSource, combine_client_seeds
@@ -153,7 +154,7 @@ class Session:
 
     def player(self, name: str) -> str:
         if name not in self.players:
-            raise UnknownPlayer(f"no player {name!r} in game {self.game_id}; players: {', '.join(self.players)}")
+            raise UnknownPlayer(f"no player {quote(name)} in game {self.game_id}; players: {', '.join(self.players)}")
         return name
 
     def pending(self):
@@ -183,7 +184,7 @@ class Session:
     def apply_event(self, kind: str, data: dict, at: str, seq: int | None = None) -> None:
         handler = getattr(self, f"_on_{kind}", None)
         if handler is None:
-            raise Refused(f"unknown event kind {kind!r}")
+            raise Refused(f"unknown event kind {quote(kind)}")
         if kind != "created" and not self.meta:
             raise Refused("the log must begin with a 'created' event")
         if not isinstance(data, dict) or not isinstance(at, str):
@@ -224,9 +225,14 @@ class Session:
         from .signing import parse_public_key
         player = self.player(data["player"])
         try:
-            parse_public_key(data["public_key"])
+            raw = parse_public_key(data["public_key"])
         except ValueError as exc:
             raise Refused(f"the key of {player}: {exc}") from None
+        # one key, one player: else one person's signature would speak for two seats
+        holder = next((p for p, k in self.keys.items() if p != player and parse_public_key(k) == raw), None)
+        if holder is not None:
+            raise Refused(f"this public key is already registered for {holder}; each player needs their own "
+                          f"key pair (pbem keygen)")
         self.keys[player] = data["public_key"]
 
     def _on_client_seed(self, data: dict, at: str) -> None:
@@ -247,7 +253,7 @@ class Session:
             raise Refused(f"the server seed of game {self.game_id} is published, so play cannot start")
         entropy = combine_client_seeds(self.client_seeds)
         if data["client_entropy"] != entropy:
-            raise Refused(f"client entropy {data['client_entropy']} is not the hash of the client seeds ({entropy})")
+            raise Refused(f"client entropy {quote(data['client_entropy'])} is not the hash of the client seeds ({entropy})")
         self.started = True
         if self.seed is not None:
             self.rng = RandomSource(self.seed, self.game_id, entropy)
@@ -278,7 +284,7 @@ class Session:
         sealed a choice sent privately (never allowed in a signed game)."""
         signed_game = bool(self.meta.get("require_signatures"))
         if data.get("by", "player") != by:
-            raise Refused(f"this {kind} says it was made by the {data.get('by')}, but the commitment was made by the {by}")
+            raise Refused(f"this {kind} says it was made by the {quote(data.get('by'))}, but the commitment was made by the {by}")
         if signed_game and by == "moderator":
             raise Refused(f"this game requires signed submissions, so the moderator cannot seal for "
                           f"{data['player']}; {data['player']} seals and signs: pbem seal --context TOKEN CHOICE --key FILE")
@@ -317,7 +323,7 @@ class Session:
             raise Refused(f"no sealed step is open now, so no {what} is expected")
         player = self.player(data["player"])
         if (data["round"], data["step"]) != (step.round, step.step):
-            raise Refused(f"this {what} is for round {data['round']} step {data['step']}, "
+            raise Refused(f"this {what} is for round {shorten(data['round'])} step {shorten(data['step'])}, "
                           f"but the open sealed step is round {step.round} step {step.step}")
         if player not in step.waiting:
             raise Refused(f"{player} takes no part in sealed step {step.round}.{step.step} "
@@ -408,7 +414,10 @@ class Session:
         if not step.all_committed:
             raise Refused(f"reveals open once every commitment is in; still waiting for: "
                           f"{', '.join(step.owes_commit())}")
-        if player in step.revealed or player not in step.commits:
+        if player in step.revealed:
+            raise Refused(f"{player}'s choice for step {step.round}.{step.step} is already settled (revealed, or "
+                          f"the default applied) and cannot be changed; this reveal is not the recorded one")
+        if player not in step.commits:
             raise Refused(f"{player} owes no reveal in step {step.round}.{step.step}")
         try:
             salt = parse_salt(data["salt"])
@@ -421,9 +430,13 @@ class Session:
             raise Refused(f"this reveal does not match {player}'s commitment for step "
                           f"{step.round}.{step.step} (wrong choice or salt, or made for another step)")
         self._check_signature("reveal", data, step.commits[player]["by"])
-        applied, illegal = self._legal_or_default(player, choice)
+        applied, illegal, code = self._legal_or_default(player, choice)
         self._expect(data, "applied", applied)
         self._expect(data, "illegal", illegal)
+        if code is not None:  # an illegal choice: its fixed code, for verifiers to compare
+            self._expect(data, "illegal_code", code)
+        elif "illegal_code" in data:
+            raise Refused(f"recorded illegal_code {quote(data['illegal_code'])}, but the revealed choice is legal")
         step.revealed.add(player)
         self._play(player, applied)
 
@@ -436,7 +449,7 @@ class Session:
         step = self.sealed
         if step is not None and player in step.waiting and player not in step.revealed:
             if (data.get("round"), data.get("step")) != (step.round, step.step):
-                raise Refused(f"this default is for round {data.get('round')} step {data.get('step')}, "
+                raise Refused(f"this default is for round {shorten(data.get('round'))} step {shorten(data.get('step'))}, "
                               f"but the open sealed step is round {step.round} step {step.step}")
             if not step.all_committed:
                 raise Refused(f"reveals open once every commitment is in; still waiting for: {', '.join(step.owes_commit())}")
@@ -451,6 +464,9 @@ class Session:
             request = next((r for r in self.requests_of(player) if r.kind == kind), None)
             if request is None:
                 raise Refused(f"{player} owes no {kind} choice now")
+            if (data.get("round"), data.get("step")) != (self.state.round, self.state.step):
+                raise Refused(f"this default is for round {shorten(data.get('round'))} step {shorten(data.get('step'))}, "
+                              f"the game is at round {self.state.round} step {self.state.step}")
             self._check_deadline((player, request.round, request.step, kind), at, data)
         applied = self.rules.default(self.state, player, kind)
         self._expect(data, "choice", applied)
@@ -469,7 +485,7 @@ class Session:
         except ChoiceError as exc:
             raise Refused(str(exc)) from None
         if (data.get("round"), data.get("step")) != (self.state.round, self.state.step):
-            raise Refused(f"this decision is for round {data.get('round')} step {data.get('step')}, "
+            raise Refused(f"this decision is for round {shorten(data.get('round'))} step {shorten(data.get('step'))}, "
                           f"the game is at round {self.state.round} step {self.state.step}")
         self._check_signature("decide", data)
         self._expect(data, "applied", canonical)
@@ -477,16 +493,18 @@ class Session:
 
     # --- helpers
 
-    def _legal_or_default(self, player: str, choice: str) -> tuple[str, str | None]:
+    def _legal_or_default(self, player: str, choice: str) -> tuple[str, str | None, str | None]:
+        """(applied choice, why it is illegal, the refusal's code): the canonical choice, or
+        the default with the reason and code when the committed choice is not allowed."""
         try:
-            return self.rules.check(self.state, player, choice), None
+            return self.rules.check(self.state, player, choice), None, None
         except ChoiceError as exc:
-            return self.rules.default(self.state, player, self.sealed.kind), str(exc)
+            return self.rules.default(self.state, player, self.sealed.kind), str(exc), exc.code
 
     @staticmethod
     def _expect(data: dict, key: str, value) -> None:
         if key in data and data[key] != value:
-            raise Refused(f"recorded {key} {data[key]!r} differs from the rules' {value!r}")
+            raise Refused(f"recorded {key} {quote(data[key])} differs from the rules' {quote(value)}")
         data.setdefault(key, value)
 
     def _check_deadline(self, key: tuple, at: str, data: dict) -> None:

@@ -33,8 +33,19 @@ def read_token(token: str) -> dict:
     try:
         body = base64.urlsafe_b64decode(text + "=" * (-len(text) % 4))
         payload = json.loads(body)
-    except (binascii.Error, ValueError):
+    except (binascii.Error, ValueError, RecursionError):
         raise Refused("the seal token is damaged (not base64 JSON): copy the whole line again") from None
     if sha256_hex(body)[:8] != check:
         raise Refused("the seal token is damaged or truncated (check mismatch): copy the whole line again")
+    if not _well_formed(payload):
+        raise Refused("this is not a seal token pbem made (fields missing or of the wrong type): "
+                      "copy the whole line from your private message")
     return payload
+
+
+def _well_formed(payload) -> bool:
+    texts, numbers = ("game", "type", "player", "kind"), ("round", "step")
+    return (isinstance(payload, dict) and all(isinstance(payload.get(k), str) for k in texts)
+            and all(type(payload.get(k)) is int for k in numbers)
+            and (payload.get("options") is None or (isinstance(payload["options"], list)
+                                                    and all(isinstance(o, str) for o in payload["options"]))))

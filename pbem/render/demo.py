@@ -32,7 +32,8 @@ def play_bots(store, game_id: str, bot_seed: str, on_event=None, until=None, at:
                 choice = bots[player].choose(session.state, player, step.kind)
                 sealed = commands.seal(session, player, choice)
                 held[player] = sealed
-                session = commands.commit(store, game_id, player, sealed["commitment"], at=at)
+                session = commands.commit(store, game_id, player, sealed["commitment"], (sealed["round"], sealed["step"]),
+                                          at=at)
                 if until is not None and until(session):
                     return
             for player, sealed in held.items():

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 
 from ..protocol.errors import AuditFailure, Refused
 from ..protocol.session import Session
+from ..text import quote
 
 
 @dataclass
@@ -66,7 +67,7 @@ def _fields(event):
 def build(game_id: str, events, seed: bytes | None) -> GameRecord:
     """Replay ``events`` (store Events or export dicts) with ``seed`` into a GameRecord."""
     if not events:
-        raise Refused(f"no events for game {game_id!r}")
+        raise Refused(f"no events for game {quote(game_id)}")
     session = Session(game_id, seed)
     rounds: list[RoundRecord] = []
     setup: list = []

@@ -170,7 +170,8 @@ def private_model(report: dict) -> dict:
     view = report.get("view")
     player = report["player"]
     model = {"game": report["game"], "player": player, "started": view is not None,
-             "requests": [], "context": report.get("context"), "can_seal": False}
+             "requests": [], "context": report.get("context"), "context_kind": report.get("context_kind"),
+             "can_seal": False}
     if view is None:
         return model
     own = board(player, view["boards"][player])
@@ -188,9 +189,8 @@ def private_model(report: dict) -> dict:
         model["requests"].append(entry)
     sealed = next((q for q in model["requests"] if q["sealed"]), None)
     model["sealed_request"] = sealed
-    model["can_seal"] = bool(model["context"] and sealed and sealed.get("owe") == "commit")
+    model["can_seal"] = bool(model["context_kind"] == "seal" and sealed and sealed.get("owe") == "commit")
     model["signed_game"] = bool(report.get("require_signatures"))
     model["key_hint"] = " --key YOUR.key" if model["signed_game"] else ""
-    model["decision_context"] = report.get("decision_context")
-    model["can_decide_offline"] = bool(model["decision_context"] and model["signed_game"])
+    model["can_decide_offline"] = bool(model["context_kind"] == "decide" and model["signed_game"])
     return model

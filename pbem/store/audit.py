@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ..protocol.errors import AuditFailure, Refused
 from ..protocol.session import Session
+from ..text import quote
 
 
 def _seed_in(events) -> bytes | None:
@@ -56,7 +57,7 @@ def _audit(game: str, rows: list[dict], seed: bytes | None, expected_head,
 def audit_store(store, game: str, expected_head=None) -> dict:
     count = store.count(game)
     if not count:
-        raise Refused(f"no game {game!r} in this database")
+        raise Refused(f"no game {quote(game)} in this database")
     # the body column is what was hashed: check the stored rows against it first (a damaged
     # body could not even be read as an event)
     from .errors import ChainError

@@ -15,6 +15,7 @@ import re
 from typing import Any, Iterable
 
 from pbem.protocol.canonical import GENESIS_HASH, CanonicalError, canonical_json, event_hash
+from pbem.text import quote
 
 from .errors import ChainError
 from .event import EXPORT_FIELDS
@@ -37,18 +38,18 @@ def export_row_problem(row: Any) -> str | None:
     unknown = sorted(set(row) - set(EXPORT_FIELDS))
     if unknown:
         # Fields outside the hash could carry anything unchecked, so none are tolerated.
-        return f"has unknown field {', '.join(repr(name) for name in unknown)}"
+        return f"has unknown field {', '.join(quote(name) for name in unknown[:5])}"
     seq = row["seq"]
     if not isinstance(seq, int) or isinstance(seq, bool) or seq < 1:
-        return f"field 'seq' must be a positive integer, got {seq!r}"
+        return f"field 'seq' must be a positive integer, got {quote(seq)}"
     for name in ("game", "kind", "at"):
         if not isinstance(row[name], str) or not row[name]:
-            return f"field {name!r} must be a non-empty string, got {row[name]!r}"
+            return f"field {name!r} must be a non-empty string, got {quote(row[name])}"
     if not isinstance(row["data"], dict):
         return f"field 'data' must be a JSON object, got {type(row['data']).__name__}"
     for name in ("prev_hash", "hash"):
         if not isinstance(row[name], str) or not HASH_PATTERN.fullmatch(row[name]):
-            return f"field {name!r} must be 64 lowercase hex digits, got {row[name]!r}"
+            return f"field {name!r} must be 64 lowercase hex digits, got {quote(row[name])}"
     try:
         canonical_json(row["data"])
     except CanonicalError as exc:
@@ -96,7 +97,7 @@ def check_chain(
             raise ChainError(*_sequence_problem(expected, seq, seen, later))
         seen.add(seq)
         if row["game"] != game:
-            raise ChainError(seq, f"event {seq}: belongs to game {row['game']!r}, not {game!r}")
+            raise ChainError(seq, f"event {seq}: belongs to game {quote(row['game'])}, not {quote(game)}")
         if index in row_problems:
             raise ChainError(seq, f"event {seq}: {row_problems[index]}")
         if row["prev_hash"] != prev_hash:

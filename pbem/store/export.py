@@ -10,6 +10,7 @@ import json
 from typing import Any, Iterable, Iterator
 
 from pbem.protocol.canonical import canonical_text
+from pbem.text import quote
 
 from .chain import export_row_problem
 from .errors import StoreError
@@ -32,7 +33,7 @@ def _no_duplicate_keys(pairs: list[tuple[str, Any]]) -> dict[str, Any]:
     keys = [key for key, _ in pairs]
     repeated = sorted({key for key in keys if keys.count(key) > 1})
     if repeated:
-        raise _Refused(f"repeats the key {repeated[0]!r}")
+        raise _Refused(f"repeats the key {quote(repeated[0])}")
     return dict(pairs)
 
 
@@ -59,6 +60,8 @@ def read_export(text: str) -> list[dict[str, Any]]:
         except json.JSONDecodeError as exc:
             hint = "truncated file?" if number == len(lines) else exc.msg
             raise StoreError(f"line {number} is not valid JSON ({hint})") from None
+        except (ValueError, RecursionError):  # an integer of thousands of digits, deep nesting
+            raise StoreError(f"line {number} is not an event (a number too long or nesting too deep)") from None
         problem = export_row_problem(row)
         if problem:
             raise StoreError(f"line {number} {problem}")

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Iterator, NamedTuple
 
 from pbem.protocol.canonical import GENESIS_HASH, CanonicalError, canonical_text, event_hash
+from pbem.text import quote
 
 from .errors import StoreError
 from .event import AT_PATTERN, HASHED_FIELDS, Event, utc_now
@@ -423,5 +424,5 @@ def _event_from_body(row: dict) -> tuple[dict, str | None]:
         return fallback, "stored body is not in canonical JSON form"
     for name, value in from_columns.items():
         if event[name] != value:
-            return fallback, f"stored body says {name} {event[name]!r} but the row says {value!r}"
+            return fallback, f"stored body says {name} {quote(event[name])} but the row says {quote(value)}"
     return event, None

@@ -147,7 +147,8 @@ class Driver:
             for player in step.owes_commit():
                 choice = bots[player].choose(session.state, player, "select")
                 held[player] = commands.seal(session, player, choice)
-                session = commands.commit(self.store, self.game, player, held[player]["commitment"], at=self.at)
+                session = commands.commit(self.store, self.game, player, held[player]["commitment"],
+                                          (step.round, step.step), at=self.at)
             for player, sealed in held.items():
                 commands.reveal(self.store, self.game, player, sealed["choice"], sealed["salt"], at=self.at)
         else:

@@ -35,7 +35,8 @@ def _check_private(private: dict, player: str) -> None:
         if request.get("options") is not None:
             assert request["default"] in request["options"] or request["kind"] == "order"
     sealed = [r for r in private["requests"] if r["sealed"]]
-    assert (private["context"] is not None) == bool(sealed)
+    assert private["context"] is not None  # one token: to seal, else to sign a decision
+    assert private["context_kind"] == ("seal" if sealed else "decide")
     board = private["view"]["boards"][player]
     assert "tile_values" in board  # the player's own tiles
     if sealed and not sealed[0].get("committed"):
@@ -136,7 +137,7 @@ def test_complete_game_through_the_command_line(cli, tmp_path, helpers):
     text = cli.ok("status", game).stdout
     assert "finished" in text and log[-1]["hash"] in text
     final_private = cli.json("private", game, "ani")
-    assert final_private["requests"] == [] and final_private["context"] is None
+    assert final_private["requests"] == [] and final_private["context"] is None and final_private["context_kind"] is None
 
 
 def test_moderator_sealed_choices_reveal_themselves(cli, new_game, helpers):

@@ -66,8 +66,10 @@ def test_commitment_after_the_first_reveal(step, helpers):
     cli.refused("g", "commit", "g", "alex", fresh["commitment"], match="no longer")
     again = make_commitment("g", 1, 1, "ani", sealed["ani"]["choice"], new_salt())
     cli.refused("g", "commit", "g", "ani", again, match="no longer")
-    # a second reveal from ani is refused too
-    cli.refused("g", "reveal", "g", "ani", sealed["ani"]["choice"], sealed["ani"]["salt"], match="owes no reveal")
+    # the same reveal again changes nothing; a different one is refused
+    again = cli.ok("reveal", "g", "ani", sealed["ani"]["choice"], sealed["ani"]["salt"])
+    assert "already recorded; nothing changed" in again.stdout
+    cli.refused("g", "reveal", "g", "ani", sealed["ani"]["choice"], new_salt(), match="cannot be changed")
 
 
 def test_wrong_salt_different_choice_and_malformed_reveals(step, helpers):
@@ -279,11 +281,14 @@ def test_signatures_missing_invalid_and_replayed(cli, signed, tmp_path, helpers)
     payload = extract_blocks(ani["commit_block"])[0]
     payload["body"]["player"] = "alex"
     cli.refused("s", "submit", "s", _block_file(tmp_path, "p.txt", armour(payload)), match="not valid")
-    # replayed: the same signed block twice
+    # the same signed block twice: recorded once (a repeat, not a replay)
     block = _block_file(tmp_path, "ani-commit.txt", ani["commit_block"])
     accepted = cli.json("submit", "s", block)
-    assert accepted["accepted"] == [{"kind": "commit", "player": "ani"}]
-    cli.refused("s", "submit", "s", block, match="replayed")
+    assert accepted["accepted"] == [{"kind": "commit", "player": "ani", "round": 1, "step": 1,
+                                     "already_recorded": False}]
+    logged = cli.log("s")
+    assert cli.json("submit", "s", block)["accepted"][0]["already_recorded"] is True
+    assert cli.log("s") == logged
     # the rest commit with signed blocks sent together in one mail (quoted, as a reply would)
     others = {p: _signed_seal(cli, keys, p) for p in helpers.PLAYERS if p != "ani"}
     mail = "Moves below.\n\n" + "\n".join("> " + line for o in others.values()
@@ -293,7 +298,7 @@ def test_signatures_missing_invalid_and_replayed(cli, signed, tmp_path, helpers)
     cli.refused("s", "reveal", "s", "ani", ani["choice"], ani["salt"], match="requires signed")
     reveal = _block_file(tmp_path, "ani-reveal.txt", ani["reveal_block"])
     cli.ok("submit", "s", reveal)
-    cli.refused("s", "submit", "s", reveal)
+    assert cli.json("submit", "s", reveal)["already_recorded"] is True
     for player, o in others.items():
         cli.ok("submit", "s", _block_file(tmp_path, f"{player}-reveal.txt", o["reveal_block"]))
     assert cli.json("status", "s")["chain_head"]["seq"] == 12  # created, 2 keys, started, 4 + 4
@@ -318,10 +323,13 @@ def test_signed_game_decisions(cli, signed, tmp_path, driver_for, helpers):
     assert cli.log("s") == before  # making a block records nothing
     cli.refused("s", "submit", "s", _block_file(tmp_path, "forged.txt", forged["block"]), match="not valid")
     block = _block_file(tmp_path, "decision.txt", made["block"])
-    assert cli.json("submit", "s", block)["accepted"] == [{"kind": "decide", "player": player}]
+    accepted = cli.json("submit", "s", block)["accepted"]
+    assert [(a["kind"], a["player"], a["already_recorded"]) for a in accepted] == [("decide", player, False)]
     last = cli.log("s")[-1]
     assert last["kind"] == "decide" and last["data"]["signature"] and last["data"]["player"] == player
-    cli.refused("s", "submit", "s", block)  # replayed (and no longer owed)
+    logged = cli.log("s")
+    assert cli.json("submit", "s", block)["accepted"][0]["already_recorded"] is True  # no longer owed: a repeat
+    assert cli.log("s") == logged
     assert cli.json("audit", "s")["ok"]
 
 

@@ -47,21 +47,24 @@ def test_open_decision_signed_offline_and_submitted(tmp_path, monkeypatch):
                 (tmp_path / f"{p}.reveal").unlink()
     request = open_requests[0]
     private = json.loads(run("private", "g", request.player, "--json").stdout)
-    assert private["context"] is None and private["decision_context"] and private["require_signatures"]
+    # the token of an open decision has the same name as a seal token (issue 7)
+    assert private["context"] and private["context_kind"] == "decide" and private["require_signatures"]
+    assert private["context"] in run("private", "g", request.player).stdout
     text = run("private", "g", request.player).stdout
     assert "pbem decide --context" in text and "--key YOUR.key" in text
     # a sealed-choice command refuses the decision token, with a pointer to the right one
-    refused = run("seal", "--context", private["decision_context"], request.default)
+    refused = run("seal", "--context", private["context"], request.default)
     assert refused.exit_code == 1 and "pbem decide --context" in refused.stderr
     head = store.head("g")
-    made = run("decide", "--context", private["decision_context"], request.default, "--key",
+    made = run("decide", "--context", private["context"], request.default, "--key",
                str(tmp_path / f"{request.player}.key"), "--json")
     assert made.exit_code == 0, made.stderr
     assert store.head("g") == head  # making the block recorded nothing
     (tmp_path / "decision.txt").write_text(json.loads(made.stdout)["block"])
     assert run("submit", "g", str(tmp_path / "decision.txt")).exit_code == 0
     assert store.head("g")[0] > head[0]
-    # the same block again is refused and changes nothing
+    # the same block again is a repeat: it changes nothing
     after = store.head("g")
     again = run("submit", "g", str(tmp_path / "decision.txt"))
-    assert again.exit_code == 1 and store.head("g") == after
+    assert again.exit_code == 0 and "already recorded; nothing changed" in again.stdout
+    assert store.head("g") == after

@@ -190,3 +190,20 @@ def test_sealed_selection_is_answered_before_anything_opens(games):
     # the sealed choice is visible to its maker only
     assert tortuga.view(after, first.player)["boards"][first.player]["revealed"] == first.default
     assert "revealed" not in tortuga.view(after, None)["boards"][first.player]
+
+
+def test_choices_name_players_without_regard_to_case_or_width():
+    """'board:ben' names a player registered as 'Ｂｅｎ' (fullwidth letters); the canonical
+    choice uses the registered spelling. Names that fold to a reserved word are refused."""
+    from pbem.games.tortuga.model import BOARD
+    state = tortuga.setup(["ani", "Ｂｅｎ", "cy"], {}, RNG)
+    state.phase, state.stage = "actions", "board1"
+    state.positions = [[None, None] for _ in range(5)]
+    state.positions[BOARD] = [0, None]
+    state.boards[1].fleet = ["red"]
+    for spelling in ("board:ben:red", "board:BEN:r", "board:ｂｅｎ:red", " Board : Ben : Red "):
+        assert tortuga.check(state, "ani", spelling) == "board:Ｂｅｎ:red"
+    assert tortuga.check(state, "ani", "board:ＦＯＲＦＥＩＴ") == "board:forfeit"
+    for reserved in ("ＦＯＲＦＥＩＴ", "Ｎｏｎｅ", "GO"):
+        with pytest.raises(ValueError, match="reserved by the choice syntax"):
+            tortuga.setup(["ani", reserved], {}, RNG)

@@ -24,7 +24,7 @@ PAYLOAD = {
         "Lf814Ys7o5A//89qNzGCXxnQVknei5ZPRWUS1SsUA2p8tjSqBSYQVsRX8aJy+hiYIpAGZZvOE/dCsRI0zSdMBQ=="
     ),
 }
-# Frozen vector (also in docs/protocol.md).
+# Frozen vector of an arbitrary payload (docs/protocol.md armours a full signed submission).
 ARMOURED = """\
 -----BEGIN PBEM SUBMISSION-----
 eyJib2R5Ijp7ImNvbW1pdG1lbnQiOiI2ZWI5ODFkOWIwMjE0YzA4NjljYWVmZDE4

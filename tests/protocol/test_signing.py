@@ -27,7 +27,8 @@ from pbem.protocol.signing import (
 
 REPO = Path(__file__).resolve().parents[2]
 
-# Frozen vector (also in docs/protocol.md): secret key bytes 0x01..0x20.
+# Frozen vector: secret key bytes 0x01..0x20 (the key of docs/protocol.md, which signs a full
+# version-1 body; the signature primitive signs any JSON object, as here).
 VECTOR_SECRET = "pbem-ed25519-secret:AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA="
 VECTOR_PUBLIC = "pbem-ed25519-public:ebVWLo/mVPlAeLES6KmLp5AfhTrmlb7X4OORC60ElmQ="
 VECTOR_FINGERPRINT = "65b60673d6ed884b"

@@ -12,6 +12,7 @@ made, and the expected poststate (or the expected refusal). Read by this one sma
     error = "illegal"                 # optional: the last choice must be refused
                                       # (invalid | illegal | turn); state must not change
     error_contains = "room for 1"
+    error_code = "capacity"           # the refusal's fixed code (docs/protocol.md, section 2)
     rng = { "r1/roll1/ani/reroll1/A" = 0 }   # optional scripted draws: label -> value
     [case.state]    bag = {red = 1}, pool = {2 = 1}, centre = [...], round, step, bonus_supply
     [case.boards.ani]  boat, pirate, tortuga, fleet, crew, island, tiles, bonus = {fleet = 1},
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from pbem.games.base import IllegalChoice, InvalidChoice, NotYourTurn
 from pbem.games.tortuga import engine, scoring
-from pbem.games.tortuga.faces import DEFAULT_FACES
+from pbem.games.tortuga.faces import DEFAULT_FACES, validate as validate_faces
 from pbem.games.tortuga.model import ACTIONS, COLOURS, FACE_NAMES, LETTERS, TILE_VALUES, Board, State
 from pbem.protocol.rng import RandomSource
 
@@ -54,7 +55,7 @@ class ScriptedSource:
 
 
 CASE_KEYS = {"name", "ruling", "players", "start", "variant", "enter", "choices", "error",
-             "error_contains", "rng", "state", "boards", "expect", "options"}
+             "error_contains", "error_code", "rng", "state", "boards", "expect", "options"}
 BOARD_KEYS = {"boat", "pirate", "tortuga", "fleet", "crew", "island", "tiles", "bonus", "dice",
               "roll", "held", "bonus_owed"}
 
@@ -89,8 +90,8 @@ def build(case: dict) -> tuple[State, ScriptedSource]:
     if case.get("enter") == "setup":
         return engine.setup(players, case.get("options", {}), rng), rng
     st = case.get("state", {})
-    s = State(players, case.get("variant", "standard"), DEFAULT_FACES,
-              players.index(case.get("start", players[0])))
+    faces = validate_faces(case.get("options", {}).get("faces") or DEFAULT_FACES)
+    s = State(players, case.get("variant", "standard"), faces, players.index(case.get("start", players[0])))
     s.round = st.get("round", 1)
     s.step = st.get("step", 0)
     s.bag = _counts(st.get("bag"), COLOURS, (10, 10, 10, 5, 5))

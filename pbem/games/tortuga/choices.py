@@ -13,6 +13,9 @@ logged) is lower case with full names, dice letters upper case and sorted.
 
 from __future__ import annotations
 
+import unicodedata
+
+from ...text import quote
 from ..base import InvalidChoice
 from .model import ACTIONS, COLOUR_ABBREV, COLOURS, LETTERS
 
@@ -30,6 +33,12 @@ SYNTAX = {
     "raid": "raid:PLAYER:COLOUR (COLOUR as required), raid:PLAYER, or raid:forfeit",
     "order": "order:FLEET/CREW, chests left to right, e.g. order:red,blue/purple ('-' if empty)",
 }
+
+
+def fold(name: str) -> str:
+    """The form in which player names are compared: without regard to case or to the
+    width of letters (NFKC, then case-folded), so 'board:ben' names a player 'Ｂｅｎ'."""
+    return unicodedata.normalize("NFKC", name).casefold()
 
 
 def kind_of(text: str) -> str:
@@ -72,11 +81,11 @@ def _parse_dice(text: str) -> tuple[int, ...]:
     for token in letters:
         if len(token) != 1 or token not in LETTERS:
             raise InvalidChoice(
-                f"not understood: {text.strip()!r}; name dice by letter A-E, e.g. B,C (or 'none')"
+                f"not understood: {quote(text.strip())}; name dice by letter A-E, e.g. B,C (or 'none')"
             )
         index = LETTERS.index(token)
         if index in dice:
-            raise InvalidChoice(f"not understood: die {token} is named twice in {text.strip()!r}")
+            raise InvalidChoice(f"not understood: die {token} is named twice in {quote(text.strip())}")
         dice.append(index)
     return tuple(sorted(dice))
 
@@ -84,7 +93,7 @@ def _parse_dice(text: str) -> tuple[int, ...]:
 def parse_action(token: str, what: str) -> int:
     name = token.strip().lower()
     if name not in ACTIONS:
-        raise InvalidChoice(f"not understood: {what} {token.strip()!r}; use one of {', '.join(ACTIONS)}")
+        raise InvalidChoice(f"not understood: {what} {quote(token.strip())}; use one of {', '.join(ACTIONS)}")
     return ACTIONS.index(name)
 
 
@@ -92,7 +101,7 @@ def parse_colour(token: str) -> str:
     name = token.strip().lower()
     name = COLOUR_ABBREV.get(name, name)
     if name not in COLOURS:
-        raise InvalidChoice(f"not understood: colour {token.strip()!r}; use one of {', '.join(COLOURS)} (or r, b, y, w, p)")
+        raise InvalidChoice(f"not understood: colour {quote(token.strip())}; use one of {', '.join(COLOURS)} (or r, b, y, w, p)")
     return name
 
 

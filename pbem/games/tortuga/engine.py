@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import unicodedata
 
+from ...text import quote
 from ..base import IllegalChoice, InvalidChoice, NotYourTurn
 from . import choices as syn
 from .actions import STAGES, _enter_actions, _finish_stage, _surplus, action_totals, rank  # noqa: F401
@@ -39,9 +40,9 @@ def check_players(players) -> tuple[str, ...]:
     seen = set()
     for name in players:
         if not isinstance(name, str) or not name or name != name.strip():
-            raise ValueError(f"player name {name!r} must be non-empty without surrounding spaces")
+            raise ValueError(f"player name {quote(name)} must be non-empty without surrounding spaces")
         if len(name) > 40:
-            raise ValueError(f"player name {name[:20]!r}... is longer than 40 characters")
+            raise ValueError(f"player name {quote(name, 20)} is longer than 40 characters")
         # Names must be told apart by eye: no invisible or look-alike characters (format
         # characters, odd spaces, control characters other than a newline or tab, which the
         # outputs show escaped), and one spelling per letter (composed form, NFC).
@@ -49,19 +50,19 @@ def check_players(players) -> tuple[str, ...]:
                or (unicodedata.category(c) == "Zs" and c != " ")
                or (unicodedata.category(c) == "Cc" and c not in "\n\t")]
         if odd:
-            raise ValueError(f"player name {name!r} holds an invisible or look-alike character "
+            raise ValueError(f"player name {quote(name)} holds an invisible or look-alike character "
                              f"(U+{ord(odd[0]):04X}) that would let two names look alike; remove it")
         if unicodedata.normalize("NFC", name) != name:
-            raise ValueError(f"player name {name!r} is not in composed form; write it as "
-                             f"{unicodedata.normalize('NFC', name)!r}")
+            raise ValueError(f"player name {quote(name)} is not in composed form; write it as "
+                             f"{quote(unicodedata.normalize('NFC', name))}")
         bad = [c for c in NAME_FORBIDDEN if c in name]
         if bad:
-            raise ValueError(f"player name {name!r} may not contain {' '.join(bad)} (used by the choice syntax)")
-        if name.lower() in ("forfeit", "none", "go"):
-            raise ValueError(f"player name {name!r} is reserved by the choice syntax; choose another")
-        key = unicodedata.normalize("NFKC", name).casefold()
+            raise ValueError(f"player name {quote(name)} may not contain {' '.join(bad)} (used by the choice syntax)")
+        key = syn.fold(name)
+        if key in ("forfeit", "none", "go"):
+            raise ValueError(f"player name {quote(name)} is reserved by the choice syntax; choose another")
         if key in seen:
-            raise ValueError(f"player name {name!r} is given twice (names must differ by more than "
+            raise ValueError(f"player name {quote(name)} is given twice (names must differ by more than "
                              f"case or the width of their letters)")
         seen.add(key)
     return players
@@ -72,10 +73,10 @@ def setup(players, options: dict | None, rng) -> State:
     players = check_players(players)
     variant = options.get("variant", "standard")
     if variant not in END_CHESTS:
-        raise ValueError(f"unknown variant {variant!r}; use standard or long")
+        raise ValueError(f"unknown variant {quote(variant)}; use standard or long")
     start_name = options.get("start") or players[0]
     if start_name not in players:
-        raise ValueError(f"start player {start_name!r} is not one of {', '.join(players)}")
+        raise ValueError(f"start player {quote(start_name)} is not one of {', '.join(players)}")
     faces = validate_faces(options.get("faces") or DEFAULT_FACES)
     s = State(players, variant, faces, players.index(start_name))
     s.boards = [Board() for _ in players]
@@ -98,7 +99,8 @@ def _seat(state: State, player: str) -> int:
     try:
         return state.players.index(player)
     except ValueError:
-        raise NotYourTurn(f"{player!r} is not a player in this game ({', '.join(state.players)})") from None
+        raise NotYourTurn(f"{quote(player)} is not a player in this game ({', '.join(state.players)})",
+                          code="not-a-player") from None
 
 
 def validate(state: State, player: str, text: str) -> tuple[int, str, str, object]:
@@ -113,7 +115,7 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
             syn.parse_dice(text)
         except InvalidChoice:  # neither dice nor a known prefix: say what is expected
             hints = "; ".join(f"{k}: {syn.SYNTAX[k]}" for k in owed)
-            raise InvalidChoice(f"not understood: {text.strip()!r}; {player} owes {hints}") from None
+            raise InvalidChoice(f"not understood: {quote(text.strip())}; {player} owes {hints}") from None
     if kind not in owed:
         if owed:
             raise NotYourTurn(
@@ -127,7 +129,7 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
         options = options_for(state, seat, kind)
         hint = (f"legal: {', '.join(options)}" if options is not None
                 else f"e.g. {default_for(state, seat, kind)}")
-        raise InvalidChoice(f"{exc}; {hint}", tuple(options) if options else None) from None
+        raise InvalidChoice(f"{exc}; {hint}", tuple(options) if options else None, exc.code) from None
     canonical = _CANON[kind](state, seat, parsed)
     if kind == "select":  # checked in full by _parse_select; listing options is costly
         return seat, kind, canonical, parsed
@@ -138,7 +140,7 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
             options = options_for(state, seat, kind)
             if options is None:
                 raise
-            raise IllegalChoice(f"{exc}; legal: {', '.join(options)}", tuple(options)) from None
+            raise IllegalChoice(f"{exc}; legal: {', '.join(options)}", tuple(options), exc.code) from None
         return seat, kind, canonical, parsed
     options = options_for(state, seat, kind)
     if options is not None and canonical not in options:

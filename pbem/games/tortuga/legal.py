@@ -30,11 +30,12 @@ def selection_action(board, dice) -> int | None:
     return action
 
 
-def selection_error(board, dice) -> str | None:
-    """Why a non-empty selection of this player's rolled dice is not allowed, or None."""
+def selection_error(board, dice) -> tuple[str, str] | None:
+    """Why a non-empty selection of this player's rolled dice is not allowed, as (code,
+    reason), or None."""
     action = selection_action(board, dice)
     if action is None:
-        return "the selected dice show different actions (only skulls may join another action)"
+        return "mixed-actions", "the selected dice show different actions (only skulls may join another action)"
     if action == SKULL:
         return None  # skulls alone can always be turned to fleet, crew or hunt
     room = board.room(action)
@@ -43,9 +44,9 @@ def selection_error(board, dice) -> str | None:
         if action in (BOARD, RAID):
             box = board.boat if action == BOARD else board.pirate
             token = "boat" if action == BOARD else "pirate"
-            return (f"{name} has room for {room} more dice ({token} on box {box} allows "
-                    f"{capacity(box)}), not {len(dice)}")
-        return f"{name} has room for {room} more dice, not {len(dice)}"
+            return "capacity", (f"{name} has room for {room} more dice ({token} on box {box} allows "
+                                f"{capacity(box)}), not {len(dice)}")
+        return "capacity", f"{name} has room for {room} more dice, not {len(dice)}"
     return None
 
 

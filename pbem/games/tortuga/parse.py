@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from ...text import quote
 from ..base import IllegalChoice, InvalidChoice
 from . import choices as syn
 from . import legal
@@ -13,35 +14,36 @@ def _parse_select(state, seat, text):
     """Checks the selection itself (the options are listed only when it is refused)."""
     dice = syn.parse_dice(text)
     board = state.boards[seat]
-    why = None
+    problem = None  # (code, reason)
     for d in dice:
         if board.dice[d] is not None:
-            why = f"die {LETTERS[d]} is already on {ACTIONS[board.dice[d]]}"
+            problem = "die-placed", f"die {LETTERS[d]} is already on {ACTIONS[board.dice[d]]}"
         elif board.roll[d] is None:
-            why = f"die {LETTERS[d]} was not rolled in this step"
-        if why:
+            problem = "die-not-rolled", f"die {LETTERS[d]} was not rolled in this step"
+        if problem:
             break
-    if why is None and dice:
-        why = legal.selection_error(board, dice)
-    if why is None and not dice and legal.any_fits(board):
-        why = "at least one die fits, so a selection is required"
-    if why:
+    if problem is None and dice:
+        problem = legal.selection_error(board, dice)
+    if problem is None and not dice and legal.any_fits(board):
+        problem = "must-select", "at least one die fits, so a selection is required"
+    if problem:
+        code, why = problem
         opts = options_for(state, seat, "select")
-        raise IllegalChoice(f"illegal: {syn.format_dice(dice)}: {why}; legal: {', '.join(opts)}", tuple(opts))
+        raise IllegalChoice(f"illegal: {syn.format_dice(dice)}: {why}; legal: {', '.join(opts)}", tuple(opts), code)
     return dice
 
 
 def _parse_skull(state, seat, text):
     parts = syn.split(text, "skull")
     if len(parts) != 1:
-        raise InvalidChoice(f"not understood: {text.strip()!r}; {syn.SYNTAX['skull']}")
+        raise InvalidChoice(f"not understood: {quote(text.strip())}; {syn.SYNTAX['skull']}")
     return syn.parse_action(parts[0], "action")
 
 
 def _parse_bonus(state, seat, text):
     parts = syn.split(text, "bonus")
     if len(parts) != 2 or parts[0].strip().lower() not in ("new", "flip"):
-        raise InvalidChoice(f"not understood: {text.strip()!r}; {syn.SYNTAX['bonus']}")
+        raise InvalidChoice(f"not understood: {quote(text.strip())}; {syn.SYNTAX['bonus']}")
     return parts[0].strip().lower(), syn.parse_action(parts[1], "action")
 
 
@@ -50,21 +52,22 @@ def _parse_go(state, seat, text):
     parts = syn.split(text, kind)
     word = parts[0].strip().lower() if len(parts) == 1 else ""
     if word not in ("go", "forfeit"):
-        raise InvalidChoice(f"not understood: {text.strip()!r}; {syn.SYNTAX[kind]}")
+        raise InvalidChoice(f"not understood: {quote(text.strip())}; {syn.SYNTAX[kind]}")
     return word
 
 
 def _parse_target(state, seat, text):
     kind = syn.kind_of(text)
     parts = syn.split(text, kind)
-    if len(parts) == 1 and parts[0].strip().lower() == "forfeit":
+    if len(parts) == 1 and syn.fold(parts[0].strip()) == "forfeit":
         return None
     if len(parts) not in (1, 2) or not parts[0].strip():
-        raise InvalidChoice(f"not understood: {text.strip()!r}; {syn.SYNTAX[kind]}")
-    wanted = parts[0].strip().lower()
-    matches = [i for i, p in enumerate(state.players) if p.lower() == wanted]
+        raise InvalidChoice(f"not understood: {quote(text.strip())}; {syn.SYNTAX[kind]}")
+    wanted = syn.fold(parts[0].strip())
+    matches = [i for i, p in enumerate(state.players) if syn.fold(p) == wanted]
     if not matches:
-        raise InvalidChoice(f"not understood: no player {parts[0].strip()!r}; players: {', '.join(state.players)}")
+        raise InvalidChoice(f"not understood: no player {quote(parts[0].strip())}; players: {', '.join(state.players)}",
+                            code="unknown-player")
     colour = syn.parse_colour(parts[1]) if len(parts) == 2 else None
     return matches[0], colour
 
@@ -72,7 +75,7 @@ def _parse_target(state, seat, text):
 def _parse_order(state, seat, text):
     parts = syn.split(text, "order")
     if len(parts) != 1 or parts[0].count("/") != 1:
-        raise InvalidChoice(f"not understood: {text.strip()!r}; {syn.SYNTAX['order']}")
+        raise InvalidChoice(f"not understood: {quote(text.strip())}; {syn.SYNTAX['order']}")
     fleet, crew = parts[0].split("/")
     return syn.parse_colour_list(fleet), syn.parse_colour_list(crew)
 
@@ -86,11 +89,12 @@ def _check_order(state, seat, parsed):
         if len(listed) != k:
             raise IllegalChoice(f"illegal: the {area} area takes {k} chest(s) from your {src} area "
                                 f"({', '.join(source) or 'empty'}), you listed {len(listed)}; "
-                                f"e.g. {legal.default_order(state, seat)}")
+                                f"e.g. {legal.default_order(state, seat)}", code="order-count")
         for colour in set(listed):
             if listed.count(colour) > source.count(colour):
                 raise IllegalChoice(f"illegal: your {src} area has {source.count(colour)} {colour} "
-                                    f"chest(s), you listed {listed.count(colour)}; e.g. {legal.default_order(state, seat)}")
+                                    f"chest(s), you listed {listed.count(colour)}; e.g. {legal.default_order(state, seat)}",
+                                    code="order-chests")
 
 
 _PARSERS = {"select": _parse_select, "skull": _parse_skull, "bonus": _parse_bonus,
