@@ -17,9 +17,17 @@ EXIT_INTERRUPTED = 130  # 128 + SIGINT, what a shell reports for a program Ctrl-
 
 def _interrupted(signum, frame) -> None:
     try:
+        if "--json" in _options():  # as every failure under --json: one JSON document on stdout
+            os.write(1, b'{\n  "code": 130,\n  "error": "interrupted"\n}\n')
         os.write(2, b"pbem: interrupted\n")
     finally:
         os._exit(EXIT_INTERRUPTED)
+
+
+def _options() -> list[str]:
+    import sys
+    args = sys.argv[1:]
+    return args[:args.index("--")] if "--" in args else args
 
 
 def install() -> None:

@@ -167,6 +167,9 @@ def test_ctrl_c_during_start_up(step, pbem_db, point):
     half-way through the imports (typer loaded, the commands not yet)."""
     before = dump(pbem_db)
     interrupted(run("commit", "g", "alex", step["commitment"], db=pbem_db, extra_env={"PBEM_INTERRUPT_AT": point}))
+    done = run("commit", "g", "alex", step["commitment"], "--json", db=pbem_db, extra_env={"PBEM_INTERRUPT_AT": point})
+    interrupted(done)
+    assert json.loads(done.stdout) == {"error": "interrupted", "code": 130}
     assert dump(pbem_db) == before
 
 
