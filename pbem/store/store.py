@@ -327,8 +327,8 @@ class Store:
         before every write. Every link and every hash is recomputed from the stored body
         (pbem writes bodies in canonical form, so the hash of ``prev_hash + body`` is the
         event's hash), every body must agree with its row, and the last event gets the
-        audit's full check, which ``verify`` gives every event at about five times the cost
-        (this check: about 10 µs an event, 4 ms for a long 4-player game)."""
+        audit's full check, which ``verify`` gives every event at about six times the cost
+        (this check: 6 ms for the 379 events of examples/games/four-players-long.jsonl)."""
         rows = self.conn.execute(
             "select seq, kind, at, body, prev_hash, hash from events where game = ? order by seq", [game]
         )
