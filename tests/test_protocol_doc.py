@@ -138,7 +138,8 @@ def test_the_seal_token_holds_the_documented_fields(tmp_path):
     section = DOC.read_text(encoding="utf-8").split("## 6. The seal token")[1].split("## 7.")[0]
     documented = set(re.findall(r'"([a-z]+)"', re.search(r"`payload` is the object `\{(.*?)\}`", section, re.S).group(1)))
     with Store(tmp_path / "t.db") as store:
-        commands.create_game(store, "t", "tortuga", ["ani", "alex", "frank"], {}, start=True)
+        commands.create_game(store, "t", "tortuga", ["ani", "alex", "frank"], {}, start=True,
+                             at="2024-05-01T12:00:00Z")
         session = commands.load(store, "t")
         token = read_token(commands.context_token(session, "ani"))
         assert set(token) == documented
@@ -150,7 +151,7 @@ def test_the_seal_token_holds_the_documented_fields(tmp_path):
             if session.sealed is None:
                 break
             for player in session.sealed.owes_commit():
-                commands.nmr(store, "t", player, force=True)
+                commands.nmr(store, "t", player, force=True, at="2024-05-01T12:00:00Z")
         owing = [r for r in session.pending() if not r.sealed]
         player = owing[0].player
         mine = [r for r in owing if r.player == player]

@@ -2,13 +2,21 @@
 
 from __future__ import annotations
 
-from pathlib import Path
+if __name__ == "__main__":  # python -m pbem.cli.app: handle Ctrl-C before the imports below
+    from pbem.cli.entry import install
+
+    install()
+
+from pathlib import Path  # noqa: E402
 from typing import Annotated, Optional
 
 import typer
 
-from . import audit, game, judge, mail, play, tools
-from .common import _GLOBAL, JsonErrorsGroup
+from ..store.faults import maybe_crash
+
+maybe_crash("imports")  # a test's SIGINT lands here, half-way through the imports
+from . import audit, game, judge, mail, play, tools  # noqa: E402
+from .common import _GLOBAL, JsonErrorsGroup  # noqa: E402
 
 app = typer.Typer(
     name="pbem",

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import json
 import os
+import sqlite3
 import sys
 from pathlib import Path
 from typing import Annotated, Optional
@@ -82,6 +83,8 @@ def handled(func):
             fail(_one_line(exc))
         except OSError as exc:
             fail(f"{exc.strerror or exc}: {exc.filename}" if getattr(exc, "filename", None) else str(exc))
+        except sqlite3.Error as exc:  # the store turns the ones it expects into StoreError
+            fail(f"the games database cannot be used: {_one_line(exc)}")
         finally:
             _GLOBAL["json"] = outer
     return wrapper

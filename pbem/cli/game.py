@@ -213,12 +213,18 @@ def _mark_overdue(report: dict) -> dict:
 
 def _cached_status(store, game: str):
     """The report cached with the snapshot at the head (checked by audit): this path
-    needs neither the rules nor a replay, so status answers at once."""
-    import json
-    snapshot = store.latest_snapshot(game)
-    if snapshot is None or snapshot[0] != store.head(game)[0]:
+    needs neither the rules nor a replay, so status answers at once. None when there is
+    no usable snapshot at the head: the caller replays (and reports any damage)."""
+    from ..protocol.snapshot import UnreadableSnapshot, read_snapshot
+    snapshot = store.snapshot(game)
+    if snapshot is None or snapshot.problem is not None or snapshot.seq != store.head(game)[0]:
         return None
-    return json.loads(snapshot[1]).get("status")
+    try:
+        data = read_snapshot(snapshot.text)
+    except UnreadableSnapshot:
+        return None
+    report = data.get("status") if data is not None else None
+    return report if isinstance(report, dict) else None
 
 
 

@@ -19,10 +19,11 @@ from ..games.base import ChoiceError
 from ..text import quote
 from .canonical import sha256_hex
 from .commit import make_commitment, new_salt, parse_salt
-from .errors import Refused, UnknownGame
+from .errors import AuditFailure, Damaged, Refused, UnknownGame
 from .repeats import Log, decision_fits_now, find as find_repeat, same_choice
 from .rng import RandomSource
 from .session import Session, signed_body
+from .snapshot import read_snapshot
 from .token import make_token, read_token
 
 GAME_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
@@ -39,26 +40,68 @@ def _held_name(round_: int, step: int, player: str) -> str:
 
 # ---------------------------------------------------------------------- reading
 
-def load(store, game_id: str) -> Session:
+def load(store, game_id: str, for_write: bool = False) -> Session:
     """The game's protocol state: from the snapshot at the head (a cache that ``audit``
-    checks), else by replaying the log with the moderator's private seed."""
-    seed_hex = store.get_secret(game_id, SEED)
-    seed = bytes.fromhex(seed_hex) if seed_hex else None
+    checks), else by replaying the log with the moderator's private seed.
+
+    A stored game that fails a check raises ``Damaged``: a snapshot changed after it was
+    written or cut off from its events, a seed that does not match its ``seed_hash``, a
+    log that does not replay. ``for_write`` adds what every write checks first: every
+    link and hash of the chain, and that the seed is there at all."""
+    if for_write:
+        damage = store.damage(game_id)
+        if damage is not None:
+            raise Damaged(game_id, *damage)
+    seed = _server_seed(store, game_id)
+    if seed is None and for_write and store.has_game(game_id):
+        raise Damaged(game_id, 1, "the server seed of this game is missing from the database")
     if seed is not None:
-        snapshot = store.latest_snapshot(game_id)
-        if snapshot is not None:
-            seq, text = snapshot
-            session = Session.from_json(json.loads(text), seed)
-            later = store.events(game_id, after=seq)
-            for ev in later:
-                session.apply_event(ev.kind, ev.data, ev.at, ev.seq)
+        session = _from_snapshot(store, game_id, seed)
+        if session is not None:
             return session
     events = store.events(game_id)
     if not events:
         known = store.games()
         hint = f"; games here: {', '.join(known[:10])}" if known else "; this database has no games yet (pbem new)"
         raise UnknownGame(f"no game {quote(game_id)}{hint}")
-    return Session.replay(game_id, events, seed)
+    try:
+        return Session.replay(game_id, events, seed, audit=True)
+    except AuditFailure as exc:
+        raise Damaged(game_id, exc.seq, exc.reason) from None
+
+
+def _server_seed(store, game_id: str) -> bytes | None:
+    text = store.get_secret(game_id, SEED)
+    try:
+        return bytes.fromhex(text) if text is not None else None
+    except ValueError:
+        raise Damaged(game_id, 1, "the stored server seed is not hexadecimal") from None
+
+
+def _from_snapshot(store, game_id: str, seed: bytes) -> Session | None:
+    """The state from the newest snapshot, brought forward to the head; None when there is
+    none of this version (the caller replays the log)."""
+    snapshot = store.snapshot(game_id)
+    if snapshot is None:
+        return None
+    if snapshot.problem is not None:
+        raise Damaged(game_id, *snapshot.problem)
+    try:
+        data = read_snapshot(snapshot.text)
+        if data is None:
+            return None
+        session = Session.from_json(data, seed)
+    except Exception as exc:  # any shape the cache should not have: it cannot be used
+        reason = f"field {exc.args[0]!r} missing" if isinstance(exc, KeyError) else str(exc) or type(exc).__name__
+        raise Damaged(game_id, snapshot.seq, f"the cached snapshot cannot be read: {reason}") from None
+    if sha256_hex(seed) != session.meta.get("seed_hash"):
+        raise Damaged(game_id, 1, "the server seed at hand does not match the published seed hash")
+    for ev in store.events(game_id, after=snapshot.seq):
+        try:
+            session.apply_event(ev.kind, ev.data, ev.at, ev.seq)
+        except Refused as exc:
+            raise Damaged(game_id, ev.seq, str(exc)) from None
+    return session
 
 
 # ---------------------------------------------------------------------- writing
@@ -71,7 +114,7 @@ def _write(store, game_id: str, build, at: str | None = None) -> Session:
     before and after, inside the same transaction: the email judge queues the messages
     the new events call for there, so a message exists exactly when its events do."""
     with store.atomic():
-        session = load(store, game_id)
+        session = load(store, game_id, for_write=True)  # never write on top of a damaged game
         watchers = [hook(store, session) for hook in getattr(store, "write_hooks", ())]
         _emit(store, session, build(session), at)
         _emit(store, session, _follow_ups(store, session), at)
@@ -121,7 +164,7 @@ def _follow_ups(store, session: Session):
                     progress = True
                     break
                 if step.commits[player]["by"] == "moderator":
-                    held = json.loads(store.get_secret(session.game_id, _held_name(step.round, step.step, player)))
+                    held = _held(store, session.game_id, step.round, step.step, player)
                     yield "reveal", {"player": player, "round": step.round, "step": step.step,
                                      "choice": held["choice"], "salt": held["salt"], "by": "moderator"}
                     progress = True
@@ -129,6 +172,21 @@ def _follow_ups(store, session: Session):
         if session.finished and not session.seed_revealed:
             yield "seed_revealed", {"seed": store.get_secret(session.game_id, SEED)}
             progress = True
+
+
+def _held(store, game_id: str, round_: int, step: int, player: str) -> dict:
+    """The choice and salt the moderator sealed for ``player`` (kept until the reveal)."""
+    name = _held_name(round_, step, player)
+    text = store.get_secret(game_id, name)
+    try:
+        held = json.loads(text) if text is not None else None
+        if isinstance(held, dict) and isinstance(held.get("choice"), str) and isinstance(held.get("salt"), str):
+            return held
+    except ValueError:
+        pass
+    what = "missing from" if text is None else "unreadable in"
+    raise Refused(f"the choice sealed for {player} in step {round_}.{step} cannot be revealed: its salt "
+                  f"(secret {name}) is {what} the database; restore the database from a backup")
 
 
 def create_game(store, game_id: str, game_type: str, players: list[str], options: dict,
@@ -256,7 +314,8 @@ def commit_for_player(store, game_id: str, player: str, choice: str, at=None, ou
         mine = step.commits.get(player) if step is not None else None
         if mine is not None and mine["by"] == "moderator":
             held = store.get_secret(game_id, _held_name(step.round, step.step, player))
-            if held is not None and _same_sealed(session, step.kind, json.loads(held)["choice"], choice):
+            if held is not None and _same_sealed(session, step.kind,
+                                                 _held(store, game_id, step.round, step.step, player)["choice"], choice):
                 _note(outcome, kind="commit", player=player, round=step.round, step=step.step, already_recorded=True)
                 return []
         if step is not None and step.all_committed and player in step.waiting:

@@ -17,6 +17,17 @@ class UnknownPlayer(Refused):
     pass
 
 
+class Damaged(Refused):
+    """The stored game fails a check (its chain, snapshot or seed): nothing is built on it.
+    ``seq`` is the first bad event."""
+
+    def __init__(self, game: str, seq: int, reason: str):
+        super().__init__(f"game {game} is damaged: event {seq}: {reason}; nothing was changed; "
+                         f"run 'pbem audit {game}' for the full check")
+        self.seq = seq
+        self.reason = reason
+
+
 class AuditFailure(ProtocolError):
     """The log does not check out; ``seq`` is the first bad event (0 when not tied to one)."""
 

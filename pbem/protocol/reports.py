@@ -12,25 +12,15 @@ from .session import Session
 
 def waiting(session: Session) -> list[dict]:
     """Who owes what now: sealed commitments or reveals, and open decisions; with the time
-    each became owed (``since``) and, in a game with a deadline, when it is ``due``."""
-    out = []
+    each request opened (``since``) and, in a game with a deadline, when it is ``due``."""
     if session.seed_revealed:  # the game takes no more moves
-        return out
-    step = session.sealed
-    if step is not None:
-        if not step.all_committed:
-            out += [_entry(session, p, "commit", True, step.kind) for p in step.owes_commit()]
-        else:
-            out += [_entry(session, p, "reveal", True, "reveal") for p in step.owes_reveal()]
-    for request in session.pending():
-        if not request.sealed:
-            out.append(_entry(session, request.player, request.kind, False, request.kind))
-    return out
+        return []
+    return [_entry(session, *owed) for owed in session.owed()]
 
 
-def _entry(session: Session, player: str, kind: str, sealed: bool, clock: str) -> dict:
+def _entry(session: Session, player: str, kind: str, sealed: bool, clock: tuple) -> dict:
     entry = {"player": player, "kind": kind, "sealed": sealed}
-    since = session.opened_at.get((player, clock))
+    since = session.opened_at.get(clock)
     if since:
         entry["since"] = since
         deadline = session.meta.get("deadline_seconds")

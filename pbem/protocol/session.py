@@ -28,6 +28,7 @@ from ..text import quote, shorten
 from .commit import commitment_matches, parse_commitment, parse_salt
 from .errors import AuditFailure, Refused, UnknownPlayer
 from .rng import RandomSource, combine_client_seeds
+from .snapshot import SNAPSHOT_VERSION
 
 SIGNED_KINDS = ("commit", "reveal", "decide")
 
@@ -81,7 +82,9 @@ class Session:
         self.state = None
         self.sealed: SealedStep | None = None
         self.nonces: set[str] = set()
-        self.opened_at: dict[tuple[str, str], str] = {}
+        # when each owed request opened, by (player, round, step, kind); kind is "reveal" for
+        # a sealed step's reveals (see ``owed``)
+        self.opened_at: dict[tuple[str, int, int, str], str] = {}
         self.seq = 0
         self.last_at = ""
         self.seed_revealed = False
@@ -110,7 +113,7 @@ class Session:
         """Everything replay builds, for a snapshot."""
         step = self.sealed
         return {
-            "v": 1, "game_id": self.game_id, "meta": self.meta, "keys": self.keys,
+            "v": SNAPSHOT_VERSION, "game_id": self.game_id, "meta": self.meta, "keys": self.keys,
             "client_seeds": self.client_seeds, "started": self.started,
             "state": self.rules.to_json(self.state) if self.state is not None else None,
             "sealed": None if step is None else {
@@ -118,12 +121,14 @@ class Session:
                 "commits": step.commits, "defaulted": sorted(step.defaulted),
                 "revealed": sorted(step.revealed), "kind": step.kind},
             "nonces": sorted(self.nonces),
-            "opened_at": [[p, k, at] for (p, k), at in sorted(self.opened_at.items())],
+            "opened_at": [[*key, at] for key, at in sorted(self.opened_at.items())],
             "seq": self.seq, "last_at": self.last_at, "seed_revealed": self.seed_revealed,
         }
 
     @classmethod
     def from_json(cls, data: dict, seed: bytes | None) -> "Session":
+        if data.get("v") != SNAPSHOT_VERSION:  # an older layout is never read: replay instead
+            raise ValueError(f"snapshot version {data.get('v')!r} is not {SNAPSHOT_VERSION}")
         session = cls(data["game_id"], seed)
         session.meta = data["meta"]
         session.rules = games.get(session.meta["game_type"])
@@ -138,7 +143,7 @@ class Session:
             session.sealed = SealedStep(st["round"], st["step"], tuple(st["waiting"]), dict(st["commits"]),
                                         set(st["defaulted"]), set(st["revealed"]), st["kind"])
         session.nonces = set(data["nonces"])
-        session.opened_at = {(p, k): at for p, k, at in data["opened_at"]}
+        session.opened_at = {(p, r, s, k): at for p, r, s, k, at in data["opened_at"]}
         session.seq, session.last_at = data["seq"], data["last_at"]
         session.seed_revealed = data["seed_revealed"]
         return session
@@ -165,6 +170,22 @@ class Session:
 
     def requests_of(self, player: str):
         return [r for r in self.pending() if r.player == player]
+
+    def owed(self) -> list[tuple[str, str, bool, tuple]]:
+        """What each player owes now, as (player, what, sealed, clock key): "commit" or
+        "reveal" in the open sealed step, then open decisions by kind. The clock key
+        (player, round, step, kind) names one request: kind is the sealed request's kind
+        while commitments are owed, "reveal" once reveals are."""
+        out = []
+        step = self.sealed
+        if step is not None:
+            if not step.all_committed:
+                out += [(p, "commit", True, (p, step.round, step.step, step.kind)) for p in step.owes_commit()]
+            else:
+                out += [(p, "reveal", True, (p, step.round, step.step, "reveal")) for p in step.owes_reveal()]
+        out += [(r.player, r.kind, False, (r.player, r.round, r.step, r.kind))
+                for r in self.pending() if not r.sealed]
+        return out
 
     # ------------------------------------------------------------------ events
 
@@ -389,7 +410,7 @@ class Session:
         player = data["player"]
         if player in step.commits or player in step.defaulted or step.all_committed:
             raise Refused(f"{player} owes no commitment in step {step.round}.{step.step}")
-        self._check_deadline(player, step.kind, at, data)
+        self._check_deadline((player, step.round, step.step, step.kind), at, data)
         step.defaulted.add(player)
 
     def _on_reveal(self, data: dict, at: str) -> None:
@@ -441,19 +462,20 @@ class Session:
             if not step.all_committed:
                 raise Refused(f"reveals open once every commitment is in; still waiting for: {', '.join(step.owes_commit())}")
             if player not in step.defaulted:
-                self._check_deadline(player, "reveal", at, data)
+                self._check_deadline((player, step.round, step.step, "reveal"), at, data)
             step.revealed.add(player)
             kind = step.kind
             self._expect(data, "sealed", True)
         else:
             self._expect(data, "sealed", False)
             kind = data["kind"]
-            if not any(r.kind == kind for r in self.requests_of(player)):
+            request = next((r for r in self.requests_of(player) if r.kind == kind), None)
+            if request is None:
                 raise Refused(f"{player} owes no {kind} choice now")
             if (data.get("round"), data.get("step")) != (self.state.round, self.state.step):
                 raise Refused(f"this default is for round {shorten(data.get('round'))} step {shorten(data.get('step'))}, "
                               f"the game is at round {self.state.round} step {self.state.step}")
-            self._check_deadline(player, kind, at, data)
+            self._check_deadline((player, request.round, request.step, kind), at, data)
         applied = self.rules.default(self.state, player, kind)
         self._expect(data, "choice", applied)
         self._play(player, applied)
@@ -493,13 +515,14 @@ class Session:
             raise Refused(f"recorded {key} {quote(data[key])} differs from the rules' {quote(value)}")
         data.setdefault(key, value)
 
-    def _check_deadline(self, player: str, kind: str, at: str, data: dict) -> None:
+    def _check_deadline(self, key: tuple, at: str, data: dict) -> None:
+        """A default before the deadline needs ``forced``; the deadline counts from the
+        opening of this very request (``key``, as in ``owed``)."""
         deadline = self.meta.get("deadline_seconds")
         if data.get("forced") or not deadline:
             return
-        opened = self.opened_at.get((player, kind))
-        if opened is None and self.sealed is not None:
-            opened = self.opened_at.get((player, self.sealed.kind))
+        player = key[0]
+        opened = self.opened_at.get(key)
         if opened and _seconds_between(opened, at) < deadline:
             raise Refused(f"{player}'s deadline has not passed (opened {opened}, "
                           f"deadline {_duration(deadline)}); use --force to apply the default anyway")
@@ -512,10 +535,10 @@ class Session:
         self._open_sealed()
 
     def _track_open(self, at: str) -> None:
-        keys = {(r.player, r.kind) for r in self.pending()}
-        if self.sealed is not None and self.sealed.all_committed:
-            keys |= {(p, "reveal") for p in self.sealed.owes_reveal()}
-        self.opened_at = {k: self.opened_at.get(k, at) for k in keys}
+        """A request owed now that was not owed before this event opened at this event. The
+        key names the round and step, so a request of the same kind re-opened in the next
+        step (by the very reveal that completed the last one) starts its own clock."""
+        self.opened_at = {key: self.opened_at.get(key, at) for *_, key in self.owed()}
 
 
 def _duration(seconds: int) -> str:

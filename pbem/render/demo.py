@@ -14,9 +14,10 @@ from ..store import audit as auditing
 NAMES = ("ani", "alex", "frank", "lothar")
 
 
-def play_bots(store, game_id: str, bot_seed: str, on_event=None, until=None) -> None:
+def play_bots(store, game_id: str, bot_seed: str, on_event=None, until=None, at: str | None = None) -> None:
     """Drive a started game with bots (greedy and random seats alternating) to its end, or
-    until ``until(session)`` is true. ``on_event(round)`` is called as each round ends."""
+    until ``until(session)`` is true. ``on_event(round)`` is called as each round ends.
+    Every event is stamped ``at`` (default: the clock when it is written)."""
     session = commands.load(store, game_id)
     bots = {p: session.rules.bot(f"{bot_seed}/{p}", "greedy" if i % 2 == 0 else "random")
             for i, p in enumerate(session.players)}
@@ -31,15 +32,16 @@ def play_bots(store, game_id: str, bot_seed: str, on_event=None, until=None) -> 
                 choice = bots[player].choose(session.state, player, step.kind)
                 sealed = commands.seal(session, player, choice)
                 held[player] = sealed
-                session = commands.commit(store, game_id, player, sealed["commitment"], (sealed["round"], sealed["step"]))
+                session = commands.commit(store, game_id, player, sealed["commitment"], (sealed["round"], sealed["step"]),
+                                          at=at)
                 if until is not None and until(session):
                     return
             for player, sealed in held.items():
-                session = commands.reveal(store, game_id, player, sealed["choice"], sealed["salt"])
+                session = commands.reveal(store, game_id, player, sealed["choice"], sealed["salt"], at=at)
         else:
             request = session.pending()[0]
             choice = bots[request.player].choose(session.state, request.player, request.kind)
-            session = commands.decide(store, game_id, request.player, choice)
+            session = commands.decide(store, game_id, request.player, choice, at=at)
         if on_event and session.state.round != seen_round:
             on_event(seen_round)
             seen_round = session.state.round
@@ -47,13 +49,14 @@ def play_bots(store, game_id: str, bot_seed: str, on_event=None, until=None) -> 
         on_event(seen_round)
 
 
-def new_bot_game(store, game_id: str, names, variant: str = "standard", client_seeds: bool = True) -> None:
+def new_bot_game(store, game_id: str, names, variant: str = "standard", client_seeds: bool = True,
+                 at: str | None = None) -> None:
     """Create and start a game for bots (each adds a client seed first, as players may)."""
-    commands.create_game(store, game_id, "tortuga", list(names), {"variant": variant})
+    commands.create_game(store, game_id, "tortuga", list(names), {"variant": variant}, at=at)
     if client_seeds:
         for name in names:
-            commands.add_client_seed(store, game_id, name, f"{name}'s lucky words")
-    commands.start_game(store, game_id)
+            commands.add_client_seed(store, game_id, name, f"{name}'s lucky words", at=at)
+    commands.start_game(store, game_id, at=at)
 
 
 def run_demo(store, game_id: str | None, players: int, variant: str, bot_seed: str | None,

@@ -92,7 +92,7 @@ def m004_judge(db: Database) -> None:
     # A public summary is queued as what to render (the log up to a head); its bodies are
     # rendered before it is sent (pbem.mail.judge), and then this is null.
     db.execute("ALTER TABLE outbox ADD COLUMN render TEXT")
-    # Players' addresses and mail passwords (a salted scrypt hash, never the password).
+    # Players' addresses and mail passwords (a salted hash, never the password).
     db["mail_players"].create(
         {"game": str, "player": str, "address": str, "password_hash": str, "tz": str},
         pk=("game", "player"),
@@ -117,11 +117,19 @@ def m004_judge(db: Database) -> None:
     db["mail_strikes"].create_index(["address", "kind", "at"], index_name="mail_strikes_address")
 
 
+def m005_snapshot_digest(db: Database) -> None:
+    # Binds a snapshot to its text and to the hash of the event it was taken after, so a
+    # changed snapshot is found before anything is written on top of it. Older snapshots
+    # keep a null digest and are ignored (the state is rebuilt from the events).
+    db["snapshots"].add_column("digest", str)
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
     m003_outbox,
     m004_judge,
+    m005_snapshot_digest,
 ]
 
 

@@ -26,6 +26,7 @@ from pbem.cli.app import app
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PLAYERS = ("ani", "alex", "frank", "lothar")
+AT = "2024-05-01T12:00:00Z"  # library calls get their time passed in, never the clock
 
 # Typer rebuilds the click command tree on every invoke (~50 ms); the tree never changes
 # during a run, so build it once. Behaviour is the same as a fresh ``pbem`` process.
@@ -110,8 +111,11 @@ class Driver:
     """Plays a game through the library with bots, to reach a wanted state quickly.
 
     Every step goes through ``pbem.protocol.commands`` (the same code as the command line),
-    so the log is a real one.
+    so the log is a real one. Its events are stamped ``at`` (the library never reads the
+    clock for a test), or later when the command line wrote later events.
     """
+
+    at = AT
 
     def __init__(self, path: Path, game: str):
         from pbem.store import Store
@@ -144,13 +148,13 @@ class Driver:
                 choice = bots[player].choose(session.state, player, "select")
                 held[player] = commands.seal(session, player, choice)
                 session = commands.commit(self.store, self.game, player, held[player]["commitment"],
-                                          (step.round, step.step))
+                                          (step.round, step.step), at=self.at)
             for player, sealed in held.items():
-                commands.reveal(self.store, self.game, player, sealed["choice"], sealed["salt"])
+                commands.reveal(self.store, self.game, player, sealed["choice"], sealed["salt"], at=self.at)
         else:
             request = session.pending()[0]
             choice = bots[request.player].choose(session.state, request.player, request.kind)
-            commands.decide(self.store, self.game, request.player, choice)
+            commands.decide(self.store, self.game, request.player, choice, at=self.at)
 
     def until(self, predicate, seed: str = "bots", limit: int = 2000):
         """Move until ``predicate(session)`` holds (checked before every move)."""
@@ -204,10 +208,10 @@ def finished_template(tmp_path_factory) -> Path:
 
     path = tmp_path_factory.mktemp("finished") / "done.db"
     with Store(path) as store:
-        commands.create_game(store, "done", "tortuga", list(PLAYERS), {"variant": "standard"})
+        commands.create_game(store, "done", "tortuga", list(PLAYERS), {"variant": "standard"}, at=AT)
         for player in PLAYERS:
-            commands.add_client_seed(store, "done", player, f"{player} rolls")
-        commands.start_game(store, "done")
+            commands.add_client_seed(store, "done", player, f"{player} rolls", at=AT)
+        commands.start_game(store, "done", at=AT)
     driver = Driver(path, "done")
     driver.finish("template")
     driver.store.db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
@@ -238,7 +242,7 @@ def last_move_template(tmp_path_factory):
     for attempt in range(5):  # a game may also end on a sealed step; then try another
         path = tmp_path_factory.mktemp("last-move") / "end.db"
         with Store(path) as store:
-            commands.create_game(store, "end", "tortuga", list(PLAYERS), {"variant": "standard"}, start=True)
+            commands.create_game(store, "end", "tortuga", list(PLAYERS), {"variant": "standard"}, start=True, at=AT)
         driver = Driver(path, "end")
         seed = f"last-move/{attempt}"
         check = ends_the_game(driver, seed)

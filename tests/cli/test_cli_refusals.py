@@ -349,15 +349,15 @@ def _signed_driver(Driver, keys):
                 request = session.pending()[0]
                 choice = bots[request.player].choose(session.state, request.player, request.kind)
                 block = commands.decision_block(session, request.player, choice, secret(request.player))
-                commands.submit(self.store, self.game, block)
+                commands.submit(self.store, self.game, block, at=self.at)
                 return
             held = {}
             for player in step.owes_commit():
                 sealed = commands.seal(session, player, bots[player].choose(session.state, player, "select"))
                 held[player] = commands.signed_blocks(sealed, secret(player))
-                commands.submit(self.store, self.game, held[player]["commit"])
+                commands.submit(self.store, self.game, held[player]["commit"], at=self.at)
             for blocks in held.values():
-                commands.submit(self.store, self.game, blocks["reveal"])
+                commands.submit(self.store, self.game, blocks["reveal"], at=self.at)
 
     return SignedDriver
 

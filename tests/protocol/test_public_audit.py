@@ -14,6 +14,7 @@ from pbem.protocol.signing import generate_keypair
 from pbem.store import Store, export_lines
 
 PLAYERS = ["ani", "alex", "frank"]
+AT = "2024-05-01T12:00:00Z"  # library calls get their time passed in, never the clock
 
 
 def export(store, game="g"):
@@ -41,13 +42,13 @@ def event(kind, data, at=None):
 def mid_step(tmp_path):
     """All three have committed in step 1.1 and ani has revealed."""
     store = Store(tmp_path / "g.db")
-    commands.create_game(store, "g", "tortuga", PLAYERS, {}, start=True)
+    commands.create_game(store, "g", "tortuga", PLAYERS, {}, start=True, at=AT)
     session = commands.load(store, "g")
     sealed = {}
     for p in PLAYERS:
         sealed[p] = commands.seal(session, p, session.rules.default(session.state, p, "select"))
-        commands.commit(store, "g", p, sealed[p]["commitment"])
-    commands.reveal(store, "g", "ani", sealed["ani"]["choice"], sealed["ani"]["salt"])
+        commands.commit(store, "g", p, sealed[p]["commitment"], at=AT)
+    commands.reveal(store, "g", "ani", sealed["ani"]["choice"], sealed["ani"]["salt"], at=AT)
     return store, sealed
 
 
@@ -94,7 +95,7 @@ def test_a_commitment_for_an_earlier_step_is_found(mid_step):
 def test_unsigned_moderator_commits_in_a_signed_game_are_found(tmp_path):
     store = Store(tmp_path / "g.db")
     keys = {p: generate_keypair()[1] for p in PLAYERS}
-    commands.create_game(store, "g", "tortuga", PLAYERS, {}, require_signatures=True, keys=keys, start=True)
+    commands.create_game(store, "g", "tortuga", PLAYERS, {}, require_signatures=True, keys=keys, start=True, at=AT)
     rows = export(store)
     commit, reveal = forged_commit("ani")
     commit["data"]["by"] = reveal["data"]["by"] = "moderator"

@@ -13,6 +13,7 @@ from pbem.protocol.session import Session
 from pbem.store import Store
 
 PLAYERS = ["ani", "alex", "frank"]
+AT = "2024-05-01T12:00:00Z"  # library calls get their time passed in, never the clock
 
 
 @pytest.fixture
@@ -20,16 +21,16 @@ def revealed(tmp_path):
     """Step 1.1: ani committed 'none' (illegal: some die always fits in the first step),
     alex text that is no choice at all, frank a legal choice spelled loosely."""
     store = Store(tmp_path / "g.db")
-    commands.create_game(store, "g", "tortuga", PLAYERS, {}, start=True)
+    commands.create_game(store, "g", "tortuga", PLAYERS, {}, start=True, at=AT)
     session = commands.load(store, "g")
     option = next(r for r in session.pending() if r.player == "frank").options[-1]
     loose = " " + " ".join(reversed(option.lower().split(","))) + " "
     choices = {"ani": "none", "alex": "Q!", "frank": loose}
     defaults = {p: session.rules.default(session.state, p, "select") for p in PLAYERS}
     for player, choice in choices.items():
-        commands.commit(store, "g", player, make_commitment("g", 1, 1, player, choice, "ab" * 32))
+        commands.commit(store, "g", player, make_commitment("g", 1, 1, player, choice, "ab" * 32), at=AT)
     for player, choice in choices.items():
-        commands.reveal(store, "g", player, choice, "ab" * 32)
+        commands.reveal(store, "g", player, choice, "ab" * 32, at=AT)
     reveals = {e.data["player"]: e.data for e in store.events("g") if e.kind == "reveal"}
     yield store, reveals, defaults, option, loose
     store.close()
@@ -84,18 +85,18 @@ def test_an_open_default_carries_the_current_round_and_step(tmp_path):
     """A default for an open request is numbered like a decision: the game's round and the
     number of its latest roll step; a replay refuses any other numbers."""
     store = Store(tmp_path / "g.db")
-    commands.create_game(store, "g", "tortuga", PLAYERS, {}, start=True)
+    commands.create_game(store, "g", "tortuga", PLAYERS, {}, start=True, at=AT)
     for _ in range(200):
         session = commands.load(store, "g")
         open_requests = [r for r in session.pending() if not r.sealed]
         if open_requests:
             break
         for player in session.sealed.owes_commit():
-            commands.nmr(store, "g", player, force=True)
+            commands.nmr(store, "g", player, force=True, at=AT)
     else:
         pytest.fail("no open request in 200 steps")
     player = open_requests[0].player
-    commands.nmr(store, "g", player, force=True)
+    commands.nmr(store, "g", player, force=True, at=AT)
     rows = [e.export_dict() for e in store.events("g")]
     default = next(r for r in reversed(rows) if r["kind"] == "default")
     assert default["data"]["sealed"] is False and default["data"]["player"] == player

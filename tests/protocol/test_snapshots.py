@@ -10,13 +10,14 @@ from pbem.store import audit
 from pbem.render.demo import play_bots
 from pbem.protocol.session import Session
 from pbem.store import Store
+AT = "2024-05-01T12:00:00Z"  # library calls get their time passed in, never the clock
 
 
 @pytest.fixture(scope="module")
 def finished(tmp_path_factory):
     store = Store(tmp_path_factory.mktemp("snap") / "games.db")
-    commands.create_game(store, "g", "tortuga", ["ani", "alex", "frank"], {}, start=True)
-    play_bots(store, "g", "snapshot-test")
+    commands.create_game(store, "g", "tortuga", ["ani", "alex", "frank"], {}, start=True, at=AT)
+    play_bots(store, "g", "snapshot-test", at=AT)
     return store
 
 
@@ -33,12 +34,12 @@ def test_loading_from_the_snapshot_equals_a_fresh_replay(finished):
 
 def test_a_snapshot_behind_the_head_is_brought_forward(tmp_path):
     store = Store(tmp_path / "g.db")
-    commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, start=True)
+    commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, start=True, at=AT)
     seq, text = store.latest_snapshot("g")
     session = commands.load(store, "g")
     step = session.sealed
     sealed = commands.seal(session, "ani", session.rules.default(session.state, "ani", "select"))
-    commands.commit(store, "g", "ani", sealed["commitment"])
+    commands.commit(store, "g", "ani", sealed["commitment"], at=AT)
     store.put_snapshot("g", seq, text)  # an old snapshot: newest is now behind... put it back
     store.db.execute("delete from snapshots where game = 'g' and seq > ?", [seq])
     loaded = commands.load(store, "g")
@@ -57,3 +58,27 @@ def test_audit_finds_a_snapshot_that_disagrees(finished):
     assert "snapshot differs" in report["problem"]
     finished.put_snapshot("g", seq, text)
     assert audit.audit_store(finished, "g")["ok"]
+
+
+def test_a_snapshot_of_another_version_is_never_read(tmp_path):
+    """An older layout (v1 kept open times per player and kind) is ignored: the state and
+    the status report are rebuilt from the events, never read from it."""
+    from pbem.cli.game import _cached_status
+    from pbem.protocol.snapshot import SNAPSHOT_VERSION
+
+    store = Store(tmp_path / "g.db")
+    commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, deadline_seconds=3600, start=True,
+                         at="2024-05-01T12:00:00Z")
+    seq, text = store.latest_snapshot("g")
+    data = json.loads(text)
+    assert data["v"] == SNAPSHOT_VERSION
+    data.update(v=1, opened_at=[["ani", "select", "2000-01-01T00:00:00Z"]])
+    data["status"]["waiting"] = []
+    store.put_snapshot("g", seq, json.dumps(data))
+    assert _cached_status(store, "g") is None
+    assert commands.load(store, "g").to_json() == fresh(store).to_json()
+    assert audit.audit_store(store, "g")["ok"]
+    session = commands.load(store, "g")
+    sealed = commands.seal(session, "ani", session.rules.default(session.state, "ani", "select"))
+    commands.commit(store, "g", "ani", sealed["commitment"], at="2024-05-01T12:30:00Z")
+    assert json.loads(store.latest_snapshot("g")[1])["v"] == SNAPSHOT_VERSION

@@ -14,6 +14,7 @@ from pbem.protocol import commands, reports
 from pbem.render import environment, summary
 
 FORMATS = ("text", "markdown", "bbcode", "html")
+AT = "2024-05-01T12:00:00Z"  # library calls get their time passed in, never the clock
 
 
 @pytest.fixture
@@ -65,7 +66,7 @@ def test_show_a_game_that_has_not_started(pbem, games, tmp_path):
     from pbem.store import Store
     db = tmp_path / "new.db"
     with Store(db) as store:
-        commands.create_game(store, "waiting", "tortuga", ["ani", "alex"], {})
+        commands.create_game(store, "waiting", "tortuga", ["ani", "alex"], {}, at=AT)
     for fmt in FORMATS:
         result = pbem("show", "waiting", "--format", fmt, db=db)
         assert result.exit_code == 0 and "has not started yet" in result.output
@@ -189,8 +190,8 @@ def test_a_game_ended_early_says_so(pbem, tmp_path):
     from pbem.store import Store
     db = tmp_path / "early.db"
     with Store(db) as store:
-        commands.create_game(store, "early", "tortuga", ["ani", "alex"], {}, start=True)
-        commands.reveal_seed(store, "early", True)
+        commands.create_game(store, "early", "tortuga", ["ani", "alex"], {}, start=True, at=AT)
+        commands.reveal_seed(store, "early", True, at=AT)
         seed = store.get_secret("early", commands.SEED)
     for fmt in FORMATS:
         result = pbem("show", "early", "--format", fmt, db=db)

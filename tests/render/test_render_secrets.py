@@ -34,20 +34,20 @@ def live(tmp_path_factory, games):
     store = Store(tmp_path_factory.mktemp("secrets") / "live.db")
     with pytest.MonkeyPatch.context() as patch:
         patch.setattr(secrets, "token_bytes", lambda n: FIXED_SEED[:n])
-        commands.create_game(store, "live", "tortuga", NAMES, {})
-    commands.start_game(store, "live")
+        commands.create_game(store, "live", "tortuga", NAMES, {}, at=games.AT)
+    commands.start_game(store, "live", at=games.AT)
 
     def until(session):
         return (games.stop_mid_step(3)(session) and len(session.sealed.waiting) >= 3
                 and any(b.tiles for b in session.state.boards))
 
     from pbem.render.demo import play_bots
-    play_bots(store, "live", "secrets", until=until)
+    play_bots(store, "live", "secrets", until=until, at=games.AT)
     session = commands.load(store, "live")
     assert not session.finished, "the bots should not have finished the game yet"
     late = session.sealed.owes_commit()[0]
     default = session.rules.default(session.state, late, "select")
-    commands.commit_for_player(store, "live", late, default)
+    commands.commit_for_player(store, "live", late, default, at=games.AT)
     session = commands.load(store, "live")
     assert session.sealed.owes_commit(), "the step must still be collecting commitments"
     yield store

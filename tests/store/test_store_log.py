@@ -79,32 +79,32 @@ def test_exception_inside_transaction_rolls_back(filled):
     head = filled.head("g")
     with pytest.raises(RuntimeError, match="boom"):
         with filled.transaction():
-            filled.append("g", "tick", {"n": 7})
+            filled.append("g", "tick", {"n": 7}, at=AT)
             filled.put_secret("g", "seed", "s3cret")
             raise RuntimeError("boom")
     assert filled.count("g") == 6
     assert filled.head("g") == head
     assert filled.get_secret("g", "seed") is None
     with filled.transaction():
-        assert filled.append("g", "tick", {"n": 7}).seq == 7
+        assert filled.append("g", "tick", {"n": 7}, at=AT).seq == 7
     filled.verify("g")
 
 
 def test_append_outside_transaction_is_refused(store):
     with pytest.raises(StoreError, match=r"append\(\) must run inside store.transaction\(\)"):
-        store.append("g", "new", {})
+        store.append("g", "new", {}, at=AT)
     assert store.count("g") == 0
 
 
 def test_nested_transaction_is_refused_and_rolls_back_the_outer(store):
     with pytest.raises(StoreError, match="do not nest"):
         with store.transaction():
-            store.append("g", "new", {})
+            store.append("g", "new", {}, at=AT)
             with store.transaction():
                 pass
     assert store.count("g") == 0
     with store.transaction():  # the store is usable again afterwards
-        store.append("g", "new", {})
+        store.append("g", "new", {}, at=AT)
     assert store.count("g") == 1
 
 
@@ -175,12 +175,12 @@ def test_unreadable_body_is_reported_by_events(filled):
 def test_writer_waits_for_the_lock_then_gives_up_with_a_store_error(db_path):
     with Store(db_path) as holder, Store(db_path, busy_timeout_ms=200) as waiter:
         with holder.transaction():
-            holder.append("g", "new", {})
+            holder.append("g", "new", {}, at=AT)
             with pytest.raises(StoreError, match="the database is busy"):
                 with waiter.transaction():
-                    waiter.append("g", "late", {})
+                    waiter.append("g", "late", {}, at=AT)
             # Readers are not blocked by the writer (WAL), and do not see its open work.
             assert waiter.count("g") == 0
         assert waiter.count("g") == 1
         with waiter.transaction():
-            assert waiter.append("g", "late", {}).seq == 2
+            assert waiter.append("g", "late", {}, at=AT).seq == 2

@@ -8,13 +8,14 @@ import pytest
 
 from pbem.store import Store
 
+AT = "2024-05-01T12:00:00Z"  # the store is given its times in tests, never the clock
 APPEND_FIVE = """
     import sys
     from pbem.store import Store
     store = Store(sys.argv[1])
     with store.transaction():
         for i in range(5):
-            store.append("g", "tick", {"i": i})
+            store.append("g", "tick", {"i": i}, at="2024-05-01T12:00:00Z")
     print("committed")
 """
 
@@ -27,7 +28,7 @@ WRITER = """
         time.sleep(0.005)
     for i in range(200):
         with store.transaction():
-            store.append("g", "tick", {"worker": worker, "i": i})
+            store.append("g", "tick", {"worker": worker, "i": i}, at="2024-05-01T12:00:00Z")
 """
 
 
@@ -44,8 +45,8 @@ WRITER = """
 def test_crash_leaves_all_or_nothing(db_path, run_child, point, survives):
     with Store(db_path) as store:
         with store.transaction():
-            store.append("g", "new", {})
-            store.append("g", "start", {})
+            store.append("g", "new", {}, at=AT)
+            store.append("g", "start", {}, at=AT)
         before = store.head("g")
 
     child = run_child(APPEND_FIVE, str(db_path), crash_at=point)
@@ -65,7 +66,7 @@ def test_crash_leaves_all_or_nothing(db_path, run_child, point, survives):
             assert store.head("g") == before
         store.verify("g")
         with store.transaction():
-            after = store.append("g", "again", {})
+            after = store.append("g", "again", {}, at=AT)
         assert after.seq == store.count("g")
         store.verify("g")
 

@@ -9,7 +9,9 @@ import pytest
 from pbem.store import Store, StoreError
 from pbem.store.migrations import MIGRATIONS
 
-EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m004_judge"]
+AT = "2024-05-01T12:00:00Z"  # the store is given its times in tests, never the clock
+EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m004_judge",
+                  "m005_snapshot_digest"]
 
 
 def columns(db, table):
@@ -33,7 +35,8 @@ def test_blank_database_migrates_to_full_schema(db_path):
         assert db["events"].pks == ["game", "seq"]
         assert columns(db, "secrets") == [("game", "TEXT"), ("name", "TEXT"), ("value", "TEXT")]
         assert db["secrets"].pks == ["game", "name"]
-        assert columns(db, "snapshots") == [("game", "TEXT"), ("seq", "INTEGER"), ("state", "TEXT")]
+        assert columns(db, "snapshots") == [("game", "TEXT"), ("seq", "INTEGER"), ("state", "TEXT"),
+                                            ("digest", "TEXT")]
         assert db["snapshots"].pks == ["game", "seq"]
         assert columns(db, "_migrations") == [("name", "TEXT"), ("applied_at", "TEXT")]
         assert [index.columns for index in db["events"].indexes if index.origin == "c"] == [
@@ -91,7 +94,7 @@ def test_reopening_does_not_rerun_migrations(db_path):
     with Store(db_path) as store:
         first = list(store.db.query("select name, applied_at from _migrations"))
         with store.transaction():
-            store.append("g", "new", {})
+            store.append("g", "new", {}, at=AT)
     # Backdate the records: a re-run would either fail on the primary key or add rows.
     conn = sqlite3.connect(db_path)
     conn.execute("update _migrations set applied_at = '2000-01-01T00:00:00Z'")
