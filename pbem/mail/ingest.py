@@ -264,11 +264,15 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
 def _status_text(store, game: str, session) -> str:
     from ..protocol import reports
     report = reports.status(session, store.head(game))
-    waiting = "; ".join(f"{w['player']} ({w['kind']}{', due ' + w['due'] if 'due' in w else ''})"
+    waiting = "; ".join(f"{w['player']} ({w['kind']}{', due ' + _when(w['due']) if 'due' in w else ''})"
                         for w in report["waiting"]) or "nobody"
     where = (f"round {report['round']}, step {report['step']}, {report['phase']}" if report["started"]
              else "not started")
     return f"{game}: {where}; waiting for: {waiting}; chain head {report['chain_head']['seq']} {report['chain_head']['hash'][:16]}"
+
+
+def _when(at: str) -> str:
+    return at.replace("T", " ").replace(":00Z", " UTC")
 
 
 def _answer_text(store, row, result: Result, session) -> str:
