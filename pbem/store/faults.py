@@ -4,7 +4,8 @@ A test starts a child process with ``PBEM_CRASH_AT=<point>``; when the child rea
 point it dies at once, without cleanup, as if the machine lost power under it. The points:
 ``append:before-insert``, ``append:after-insert``, ``commit:before``, ``commit:after``;
 and in the mail sender ``send:after-claim``, ``send:after-accept`` (the server took the
-message, the row is not marked yet), ``write:before-rename``, ``write:after-rename``.
+message, the row is not marked yet), ``write:before-rename``, ``write:after-rename``; in the IMAP fetcher ``fetch:after-commit``
+(a batch is ingested and committed, its messages are not flagged on the server yet).
 """
 
 from __future__ import annotations
