@@ -217,9 +217,10 @@ def fetch(store, config: MailConfig, clock, judge_addresses: tuple[str, ...] = (
     """Fetch, ingest and mark the folder's new messages; see the module docstring.
 
     ``clock()`` gives the time of each message and record (nothing here reads the clock).
-    A failure before anything is ingested (the connection, TLS, the login, a missing
-    folder) raises ``FetchError`` and writes nothing. A failure later ends the run with
-    ``report.stopped`` set: what was committed stays, and the next run goes on from there.
+    A failure to connect, to secure the connection, to log in, or to find the folders
+    raises ``FetchError`` before anything is written; so does any other failure before the
+    first message is fetched. A failure later ends the run with ``report.stopped`` set:
+    what was committed stays, and the next run goes on from there.
     ``connect(config)`` opens the connection (default: ``open_imap``).
     """
     import imaplib

@@ -106,8 +106,8 @@ class Dovecot:
     """One Dovecot process with its own configuration under ``root``: IMAP on ``port``
     (STARTTLS offered when ``tls``), IMAPS on ``tls_port`` when ``tls``; user USER."""
 
-    def __init__(self, root: Path, tls=None):
-        self.root, self.tls = root, tls
+    def __init__(self, root: Path, tls=None, basetemp: Path | None = None):
+        self.root, self.tls, self.basetemp = root, tls, basetemp or root
         self.host, self.user, self.password = "127.0.0.1", USER, PASSWORD
         self.port = free_port()
         self.tls_port = free_port() if tls else None
@@ -130,10 +130,12 @@ class Dovecot:
             except KeyError:
                 _unavailable(f"has no {mail_user}/{login_user} users (install the dovecot-core package)")
             uid, gid, internal_group = owner.pw_uid, owner.pw_gid, grp.getgrgid(owner.pw_gid).gr_name
+            # Only pytest's own folders are opened (search, not read), never one above them.
+            top = self.basetemp.parent if self.basetemp.parent.name.startswith("pytest-of-") else self.basetemp
             for folder in [root, *root.parents]:
-                if folder == Path("/") or folder == Path("/tmp"):
+                folder.chmod(folder.stat().st_mode | 0o001)
+                if folder == top or folder == folder.parent:
                     break
-                folder.chmod(folder.stat().st_mode | 0o001)  # search only, not read
             os.chown(root / "mail", uid, gid)
             auth_user = "service auth {\n  user = root\n}\n"
         else:
@@ -289,13 +291,13 @@ service anvil {{
 
 
 @pytest.fixture
-def dovecot(tmp_path):
+def dovecot(tmp_path, tmp_path_factory):
     """``dovecot(tls=None)``: a running Dovecot (``tls=test_ca`` for TLS and STARTTLS),
     stopped at the end of the test."""
     started: list[Dovecot] = []
 
     def start(tls=None) -> Dovecot:
-        server = Dovecot(tmp_path / f"dovecot{len(started)}", tls)
+        server = Dovecot(tmp_path / f"dovecot{len(started)}", tls, tmp_path_factory.getbasetemp())
         started.append(server)
         return server.start()
 

@@ -288,15 +288,16 @@ def test_a_certificate_from_an_unknown_ca_is_refused(dovecot, table, cli, tmp_pa
     server = dovecot(tls=test_ca)
     server.append(table.mail("ani"))
     config = tls_config(tmp_path, server, test_ca, security, ca=False)
-    refused(cli, table, server, ["mail", "fetch", "--config", config], env(server),
-            "certificate not trusted (self-signed certificate); set ca_file for a private CA")
+    error = refused(cli, table, server, ["mail", "fetch", "--config", config], env(server),
+                    "certificate not trusted (self")  # self-signed, in OpenSSL's words
+    assert error.endswith("; set ca_file for a private CA\n")
 
 
 def test_tls_to_a_plain_port_says_what_to_do(dovecot, table, cli):
     server = dovecot()
-    refused(cli, table, None, ["mail", "fetch", "--imap", f"127.0.0.1:{server.port}", "--user", server.user],
-            env(server), "TLS failed (WRONG_VERSION_NUMBER); if this port speaks plain IMAP first, "
-                         "use --starttls (port 143)")
+    error = refused(cli, table, None, ["mail", "fetch", "--imap", f"127.0.0.1:{server.port}", "--user", server.user],
+                    env(server), "TLS failed (")  # OpenSSL's reason, then the fix:
+    assert error.endswith("); if this port speaks plain IMAP first, use --starttls (port 143)\n")
 
 
 def test_starttls_is_required_when_asked_for(dovecot, table, cli):
