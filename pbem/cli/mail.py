@@ -1,4 +1,4 @@
-"""The mail judge's commands, under 'pbem mail': send the outbox, list what waits."""
+"""The mail judge's commands, under 'pbem mail': fetch mail by IMAP, send the outbox, list what waits."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ from .common import DbOption, JsonErrorsGroup, JsonOption, emit, fail, handled, 
 app = typer.Typer(
     name="mail",
     cls=JsonErrorsGroup,
-    help="The email judge: send what the judge has queued, and see what waits.",
+    help="The email judge: take players' mail in (ingest, fetch), send what the judge has queued, and see what waits.",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -126,3 +126,65 @@ def outbox(game: Annotated[Optional[str], typer.Option("--game", help="Only this
     if not rows:
         lines.append("the outbox is empty: nothing waits" if not include_sent else "the outbox is empty")
     emit([row.as_dict() for row in rows], as_json, "\n".join(lines))
+
+
+def _check_imap_security(value: Optional[str]) -> Optional[str]:
+    if value is not None and value not in ("tls", "starttls", "plain"):
+        raise typer.BadParameter(f"{value!r}: use tls (port 993), starttls (port 143) or plain (this machine only)")
+    return value
+
+
+@app.command("fetch")
+@handled
+def fetch(imap: Annotated[Optional[str], typer.Option("--imap", callback=_check_server, help="IMAP server as HOST[:PORT] (default: imap_host in the config file).", show_default=False)] = None,
+          starttls: Annotated[bool, typer.Option("--starttls", help="Connect in plain text and switch to TLS (port 143) instead of IMAPS (port 993).")] = False,
+          security: Annotated[Optional[str], typer.Option("--security", callback=_check_imap_security, help="tls, starttls or plain (plain only to this machine; default: tls).", show_default=False)] = None,
+          user: Annotated[Optional[str], typer.Option("--user", help="IMAP login; the password comes from $PBEM_IMAP_PASSWORD or a chmod 600 config file, never an option.", show_default=False)] = None,
+          folder: Annotated[Optional[str], typer.Option("--folder", help="The folder to fetch from (default: INBOX).", show_default=False)] = None,
+          move_to: Annotated[Optional[str], typer.Option("--move-to", help="Move each message to this folder once ingested (default: flag it seen).", show_default=False)] = None,
+          judge_address: Annotated[Optional[str], typer.Option("--judge", help="The judge's own address, never answered (default: judge_address in the config file).", show_default=False)] = None,
+          config_file: Annotated[Optional[Path], typer.Option("--config", help="Mail config file (default: $PBEM_MAIL_CONFIG, else ~/.config/pbem/mail.toml).", show_default=False)] = None,
+          db: DbOption = None, as_json: JsonOption = False):
+    """Fetch new mail from an IMAP folder, act on each message, then flag it seen (or move it).
+
+    Takes the messages not yet processed, oldest first, and ingests them as 'pbem mail
+    ingest' does; each is marked on the server only after what it caused is committed, so a
+    run killed at any moment never applies a message twice. Run it from cron; send the
+    answers with 'pbem mail send'.
+
+    \b
+    Example: PBEM_IMAP_PASSWORD=... pbem mail fetch --imap imap.example.org --user judge@example.org
+    Example: pbem mail fetch --move-to Judged; pbem mail send     (settings in the config file)
+    """
+    import os
+
+    from ..mail.config import load_config, with_imap_overrides
+    from ..mail.fetch import FetchError, fetch as fetch_mail
+    from ..protocol.commands import now_utc
+    from .judge import _line
+
+    if starttls and security not in (None, "starttls"):
+        raise typer.BadParameter(f"--starttls and --security {security} disagree; give one of them")
+    config = with_imap_overrides(load_config(config_file, os.environ), imap=imap,
+                                 security="starttls" if starttls else security, user=user,
+                                 folder=folder, move_to=move_to, judge_address=judge_address)
+    judges = tuple(a for a in [config.judge_address] if a)
+    store = open_store(db)
+    try:
+        # The only clock: the library takes it as a parameter.
+        report = fetch_mail(store, config, now_utc, judges)
+    except FetchError as exc:
+        fail(str(exc))
+    lines = list(report.notes)
+    if report.marked_late:
+        lines.append(f"marked {report.marked_late} message(s) that an earlier run ingested but did not mark")
+    lines += [f"uid {uid}: {_line(result)}" for uid, result in report.results]
+    if not report.results:
+        lines.append(f"no new messages in {config.imap_folder} at {config.imap_server}")
+    emit(report.as_dict(), as_json, "\n".join(lines))
+    if report.stopped:
+        reason = f"stopped: {report.stopped}; what was fetched before is kept, run 'pbem mail fetch' again"
+        if as_json:  # the report above is the one JSON document; it says "stopped" too
+            typer.echo(f"pbem: {reason}", err=True)
+            raise typer.Exit(1)
+        fail(reason)

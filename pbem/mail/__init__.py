@@ -7,6 +7,7 @@
     judge     what the judge mails (private messages, summaries, the result), queued in the
               outbox by a write hook in the transaction of the events behind it; addresses
     send      the outbox delivered over SMTP (or written as .eml files); ``config``: settings
+    fetch     new mail taken from an IMAP folder, ingested, and only then flagged or moved
 
 Nothing here is imported at start-up of the command line: each command imports what it uses.
 """

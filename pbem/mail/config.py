@@ -1,9 +1,11 @@
-"""Mail settings: the judge's address and the SMTP server, from a TOML file and the environment.
+"""Mail settings: the judge's address, the SMTP server (mail out) and the IMAP server
+(mail in), from a TOML file and the environment.
 
-The SMTP password never comes from the command line (other users can read it in the
-process list, and it stays in the shell's history). It comes from an environment variable
-(``PBEM_SMTP_PASSWORD``, or the one the file names with ``password_env``), or from the
-config file itself when only its owner can read it (``chmod 600``).
+Passwords never come from the command line (other users can read it in the process list,
+and it stays in the shell's history). Each comes from an environment variable
+(``PBEM_SMTP_PASSWORD`` and ``PBEM_IMAP_PASSWORD``, or the ones the file names with
+``password_env`` and ``imap_password_env``), or from the config file itself when only its
+owner can read it (``chmod 600``).
 
 The file, by default ``$PBEM_MAIL_CONFIG``, else ``$XDG_CONFIG_HOME/pbem/mail.toml``
 (``~/.config/pbem/mail.toml``)::
@@ -14,6 +16,13 @@ The file, by default ``$PBEM_MAIL_CONFIG``, else ``$XDG_CONFIG_HOME/pbem/mail.to
     security = "starttls"         # or "tls" (SMTPS) or "plain" (a relay on this machine)
     smtp_user = "judge@example.org"
     password_env = "PBEM_SMTP_PASSWORD"
+    imap_host = "imap.example.org"
+    imap_port = 993               # default: 993 for tls, 143 for starttls and plain
+    imap_security = "tls"         # or "starttls" or "plain" (a server on this machine)
+    imap_user = "judge@example.org"
+    imap_password_env = "PBEM_IMAP_PASSWORD"
+    imap_folder = "INBOX"         # where players' mail arrives
+    imap_done_folder = "Judged"   # move each message here once ingested (default: flag it \\Seen)
 """
 
 from __future__ import annotations
@@ -29,9 +38,13 @@ from typing import Mapping
 SECURITIES = ("starttls", "tls", "plain")
 DEFAULT_PORTS = {"starttls": 587, "tls": 465, "plain": 25}
 PASSWORD_ENV = "PBEM_SMTP_PASSWORD"
+IMAP_PORTS = {"tls": 993, "starttls": 143, "plain": 143}
+IMAP_PASSWORD_ENV = "PBEM_IMAP_PASSWORD"
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
 KEYS = ("judge_address", "smtp_host", "smtp_port", "security", "smtp_user", "smtp_password",
-        "password_env", "timeout", "ca_file")
+        "password_env", "timeout", "ca_file", "imap_host", "imap_port", "imap_security", "imap_user",
+        "imap_password", "imap_password_env", "imap_folder", "imap_done_folder")
+PASSWORD_KEYS = ("smtp_password", "imap_password")
 
 
 class MailConfigError(ValueError):
@@ -40,7 +53,7 @@ class MailConfigError(ValueError):
 
 @dataclass(frozen=True)
 class MailConfig:
-    """Where and how the judge sends mail. The password is left out of ``repr``."""
+    """Where and how the judge sends and fetches mail. Passwords are left out of ``repr``."""
 
     judge_address: str | None = None
     smtp_host: str | None = None
@@ -51,6 +64,14 @@ class MailConfig:
     password_env: str = PASSWORD_ENV  # the environment variable the password was looked for in
     timeout: float = 60.0  # seconds for each step of the SMTP conversation
     ca_file: Path | None = None  # trust this CA bundle instead of the system's
+    imap_host: str | None = None
+    imap_port: int | None = None  # None: the usual port of ``imap_security``
+    imap_security: str = "tls"
+    imap_user: str | None = None
+    imap_password: str | None = field(default=None, repr=False)
+    imap_password_env: str = IMAP_PASSWORD_ENV
+    imap_folder: str = "INBOX"
+    imap_done_folder: str | None = None  # None: flag each fetched message \Seen instead of moving it
     source: Path | None = None  # the file the settings came from, for messages
 
     @property
@@ -59,8 +80,19 @@ class MailConfig:
 
     @property
     def server(self) -> str:
-        host = f"[{self.smtp_host}]" if self.smtp_host and ":" in self.smtp_host else self.smtp_host
-        return f"{host}:{self.port}"
+        return _server(self.smtp_host, self.port)
+
+    @property
+    def imap_port_or_default(self) -> int:
+        return self.imap_port or IMAP_PORTS[self.imap_security]
+
+    @property
+    def imap_server(self) -> str:
+        return _server(self.imap_host, self.imap_port_or_default)
+
+
+def _server(host: str | None, port: int) -> str:
+    return f"[{host}]:{port}" if host and ":" in host else f"{host}:{port}"
 
 
 def default_config_path(env: Mapping[str, str]) -> Path:
@@ -95,14 +127,14 @@ def load_config(path: Path | None, env: Mapping[str, str]) -> MailConfig:
     unknown = sorted(set(values) - set(KEYS))
     if unknown:
         raise MailConfigError(f"{path}: unknown setting {unknown[0]!r}; known: {', '.join(KEYS)}")
-    if "smtp_password" in values and path.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
+    if any(key in values for key in PASSWORD_KEYS) and path.stat().st_mode & (stat.S_IRWXG | stat.S_IRWXO):
         raise MailConfigError(f"{path} holds a password but other users may read it; "
                               f"run: chmod 600 {path}")
     password_env = _text(values, "password_env", path) or PASSWORD_ENV
     password = env.get(password_env) or _text(values, "smtp_password", path)
-    port = values.get("smtp_port")
-    if port is not None and (not isinstance(port, int) or isinstance(port, bool)):
-        raise MailConfigError(f"{path}: smtp_port must be a number such as 587, got {port!r}")
+    imap_password_env = _text(values, "imap_password_env", path) or IMAP_PASSWORD_ENV
+    imap_password = env.get(imap_password_env) or _text(values, "imap_password", path)
+    port = _port(values, "smtp_port", 587, path)
     timeout = values.get("timeout", 60.0)
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         raise MailConfigError(f"{path}: timeout must be a number of seconds such as 60, got {timeout!r}")
@@ -117,9 +149,24 @@ def load_config(path: Path | None, env: Mapping[str, str]) -> MailConfig:
         password_env=password_env,
         timeout=float(timeout),
         ca_file=(path.parent / Path(ca_file).expanduser()) if ca_file else None,
+        imap_host=_text(values, "imap_host", path),
+        imap_port=_port(values, "imap_port", 993, path),
+        imap_security=_text(values, "imap_security", path) or "tls",
+        imap_user=_text(values, "imap_user", path),
+        imap_password=imap_password,
+        imap_password_env=imap_password_env,
+        imap_folder=_text(values, "imap_folder", path) or "INBOX",
+        imap_done_folder=_text(values, "imap_done_folder", path),
         source=path if values else None,
     )
     return check_config(config)
+
+
+def _port(values: dict, key: str, example: int, path: Path) -> int | None:
+    port = values.get(key)
+    if port is not None and (not isinstance(port, int) or isinstance(port, bool)):
+        raise MailConfigError(f"{path}: {key} must be a number such as {example}, got {port!r}")
+    return port
 
 
 def _text(values: dict, key: str, path: Path) -> str | None:
@@ -141,6 +188,20 @@ def with_overrides(config: MailConfig, *, smtp: str | None = None, security: str
         changes["smtp_user"] = user
     if judge_address is not None:
         changes["judge_address"] = judge_address
+    return check_config(dataclasses.replace(config, **changes))
+
+
+def with_imap_overrides(config: MailConfig, *, imap: str | None = None, security: str | None = None,
+                        user: str | None = None, folder: str | None = None, move_to: str | None = None,
+                        judge_address: str | None = None) -> MailConfig:
+    """The IMAP settings with the command line's options put over the file's."""
+    changes: dict = {}
+    if imap is not None:
+        changes["imap_host"], changes["imap_port"] = parse_server(imap)
+    for key, value in (("imap_security", security), ("imap_user", user), ("imap_folder", folder),
+                       ("imap_done_folder", move_to), ("judge_address", judge_address)):
+        if value is not None:
+            changes[key] = value
     return check_config(dataclasses.replace(config, **changes))
 
 
@@ -169,6 +230,17 @@ def check_config(config: MailConfig) -> MailConfig:
             raise MailConfigError(f"{exc}{where}") from None
     if config.smtp_port is not None and not 0 < config.smtp_port < 65536:
         raise MailConfigError(f"smtp_port {config.smtp_port}{where} must be between 1 and 65535")
+    if config.imap_security not in SECURITIES:
+        raise MailConfigError(f"imap_security {config.imap_security!r}{where} is not one of {', '.join(SECURITIES)}")
+    if config.imap_port is not None and not 0 < config.imap_port < 65536:
+        raise MailConfigError(f"imap_port {config.imap_port}{where} must be between 1 and 65535")
+    for key in ("imap_folder", "imap_done_folder"):
+        name = getattr(config, key)
+        if name is not None and (not name.strip() or any(ord(c) < 32 or c == "\x7f" for c in name)):
+            raise MailConfigError(f"{key} {name!r}{where} is not a folder name; give one such as INBOX or Judged")
+    if config.imap_done_folder is not None and config.imap_done_folder == config.imap_folder:
+        raise MailConfigError(f"the folder to move fetched mail to{where} is the folder it is fetched from "
+                              f"({config.imap_folder}); name another folder, or leave it out to flag mail \\Seen")
     return config
 
 
@@ -185,4 +257,20 @@ def check_sendable(config: MailConfig) -> MailConfig:
     if config.smtp_user and config.security == "plain" and config.smtp_host not in LOOPBACK:
         raise MailConfigError(f"security 'plain' would send the password for {config.smtp_user} "
                               f"unencrypted to {config.smtp_host}; use starttls or tls")
+    return config
+
+
+def check_fetchable(config: MailConfig) -> MailConfig:
+    """Refuse settings that cannot fetch, or would send the IMAP password in the clear."""
+    hint = f"set it in {config.source}" if config.source else "set it in the mail config file"
+    if not config.imap_host:
+        raise MailConfigError(f"no IMAP server: give --imap HOST[:PORT] or {hint} (imap_host)")
+    if not config.imap_user:
+        raise MailConfigError(f"no IMAP user: give --user NAME or {hint} (imap_user)")
+    if not config.imap_password:
+        raise MailConfigError(f"no password for IMAP user {config.imap_user}: set the environment "
+                              f"variable {config.imap_password_env} (never a command-line argument)")
+    if config.imap_security == "plain" and config.imap_host not in LOOPBACK:
+        raise MailConfigError(f"security 'plain' would send the password for {config.imap_user} "
+                              f"unencrypted to {config.imap_host}; use tls (port 993) or starttls (port 143)")
     return config

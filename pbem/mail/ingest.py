@@ -71,13 +71,15 @@ def ingest(store, raw: bytes, now: str, judge_addresses: tuple[str, ...] = ()) -
 
 
 def ingest_many(store, messages, clock, judge_addresses: tuple[str, ...] = (), batch: int = 200,
-                on_commit=None) -> list[Result]:
+                on_commit=None, before_commit=None) -> list[Result]:
     """Act on many messages, up to ``batch`` of them in one transaction (one commit, one
     disk flush), each message in a savepoint of its own: a message's events, answers and
     seen-record stand or fall together, and a crash leaves the whole batch undone (so it is
     read again, from the same mbox or Maildir, and acted on once). ``clock()`` gives each
-    message's time; ``on_commit(results)`` runs after each batch is committed (a Maildir
-    moves those messages to cur/ then)."""
+    message's time; ``before_commit(results)`` runs inside each batch's transaction, for a
+    record that must commit with the batch (an IMAP folder's last UID);
+    ``on_commit(results)`` runs after each batch is committed (a Maildir moves those
+    messages to cur/ then)."""
     from .message import MailError, read_message
     from .screen import screen
     judge.attach(store, judge_addresses[0] if judge_addresses else None)
@@ -92,6 +94,8 @@ def ingest_many(store, messages, clock, judge_addresses: tuple[str, ...] = (), b
             for raw in chunk:
                 with store.atomic():
                     pending.append(_one(store, raw, clock(), judge_addresses, read_message, MailError, screen))
+            if before_commit is not None:
+                before_commit(pending)
         results += pending
         if on_commit is not None:
             on_commit(pending)

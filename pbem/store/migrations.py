@@ -124,12 +124,31 @@ def m005_snapshot_digest(db: Database) -> None:
     db["snapshots"].add_column("digest", str)
 
 
+def m006_imap(db: Database) -> None:
+    # Where 'pbem mail fetch' stands in each IMAP folder it reads: the folder's UIDVALIDITY
+    # and the highest UID ingested, written in the same transaction as the ingest, so a
+    # message is never fetched and applied twice however a run ends.
+    db["imap_folders"].create(
+        {"account": str, "folder": str, "uidvalidity": int, "last_uid": int, "checked_at": str},
+        pk=("account", "folder"),
+        not_null={"account", "folder", "uidvalidity", "last_uid", "checked_at"},
+    )
+    # Messages ingested but not yet flagged \Seen (or moved) on the server: the run stopped
+    # between the commit and the flag. The next run flags them without ingesting them again.
+    db["imap_unmarked"].create(
+        {"account": str, "folder": str, "uid": int},
+        pk=("account", "folder", "uid"),
+        not_null={"account", "folder", "uid"},
+    )
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
     m003_outbox,
     m004_judge,
     m005_snapshot_digest,
+    m006_imap,
 ]
 
 

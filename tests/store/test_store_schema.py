@@ -11,7 +11,7 @@ from pbem.store.migrations import MIGRATIONS
 
 AT = "2024-05-01T12:00:00Z"  # the store is given its times in tests, never the clock
 EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m004_judge",
-                  "m005_snapshot_digest"]
+                  "m005_snapshot_digest", "m006_imap"]
 
 
 def columns(db, table):
@@ -22,7 +22,8 @@ def test_blank_database_migrates_to_full_schema(db_path):
     with Store(db_path) as store:
         db = store.db
         assert set(db.table_names()) == {"_migrations", "events", "secrets", "snapshots", "outbox",
-                                         "mail_players", "mail_games", "mail_seen", "mail_strikes"}
+                                         "mail_players", "mail_games", "mail_seen", "mail_strikes",
+                                         "imap_folders", "imap_unmarked"}
         assert columns(db, "events") == [
             ("game", "TEXT"),
             ("seq", "INTEGER"),
@@ -76,6 +77,12 @@ def test_blank_database_migrates_to_full_schema(db_path):
         assert db["mail_players"].pks == ["game", "player"]
         assert db["mail_seen"].pks == ["key"]
         assert columns(db, "mail_strikes") == [("id", "INTEGER"), ("address", "TEXT"), ("kind", "TEXT"), ("at", "TEXT")]
+        assert columns(db, "imap_folders") == [("account", "TEXT"), ("folder", "TEXT"), ("uidvalidity", "INTEGER"),
+                                               ("last_uid", "INTEGER"), ("checked_at", "TEXT")]
+        assert db["imap_folders"].pks == ["account", "folder"]
+        assert all(column.notnull for column in db["imap_folders"].columns)
+        assert columns(db, "imap_unmarked") == [("account", "TEXT"), ("folder", "TEXT"), ("uid", "INTEGER")]
+        assert db["imap_unmarked"].pks == ["account", "folder", "uid"]
         rows = list(db.query("select name, applied_at from _migrations order by rowid"))
         assert [row["name"] for row in rows] == EXPECTED_NAMES
         assert all(len(row["applied_at"]) == 20 and row["applied_at"].endswith("Z") for row in rows)
@@ -87,7 +94,9 @@ def test_blank_database_migrates_to_full_schema(db_path):
 def test_migration_list_is_numbered_in_order():
     names = [migration.__name__ for migration in MIGRATIONS]
     assert names == EXPECTED_NAMES
-    assert [name[:4] for name in names] == [f"m{n:03d}" for n in range(1, len(names) + 1)]
+    numbers = [int(name[1:4]) for name in names]
+    assert all(name[0] == "m" and name[4] == "_" for name in names)
+    assert numbers == list(range(1, len(names) + 1))  # 1, 2, 3, ... with no gap
 
 
 def test_reopening_does_not_rerun_migrations(db_path):
