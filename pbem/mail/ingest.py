@@ -137,11 +137,12 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
         _authenticate(store, msg, reading, row, now)
     if broken:
         result.lines.append({"line": "(submission block)", "ok": False, "text": broken})
-    if blocks:
-        _apply_blocks(store, row, msg.text, blocks, signed_game, now, result)
-    for command in reading.commands:
-        ok, text = _apply(store, row, command, now, msg)
-        result.lines.append({"line": command.line[:200], "ok": ok, "text": text})
+    with judge.one_mail(store, session, now):  # private messages as they stand after the whole mail
+        if blocks:
+            _apply_blocks(store, row, msg.text, blocks, signed_game, now, result)
+        for command in reading.commands:
+            ok, text = _apply(store, row, command, now, msg)
+            result.lines.append({"line": command.line[:200], "ok": ok, "text": text})
     if not result.lines:
         result.lines.append({"line": "", "ok": False, "text": "no command found in your message; send 'help' for the list"})
     failed = [line for line in result.lines if not line["ok"]]
