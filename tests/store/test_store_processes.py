@@ -92,4 +92,5 @@ def test_two_processes_appending_to_one_game(tmp_path, run_child):
             "m001_events_and_secrets",
             "m002_indexes",
             "m003_outbox",
+            "m004_judge",
         ]

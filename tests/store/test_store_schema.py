@@ -9,7 +9,7 @@ import pytest
 from pbem.store import Store, StoreError
 from pbem.store.migrations import MIGRATIONS
 
-EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox"]
+EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m004_judge"]
 
 
 def columns(db, table):
@@ -19,7 +19,8 @@ def columns(db, table):
 def test_blank_database_migrates_to_full_schema(db_path):
     with Store(db_path) as store:
         db = store.db
-        assert set(db.table_names()) == {"_migrations", "events", "secrets", "snapshots", "outbox"}
+        assert set(db.table_names()) == {"_migrations", "events", "secrets", "snapshots", "outbox",
+                                         "mail_players", "mail_games", "mail_seen", "mail_strikes"}
         assert columns(db, "events") == [
             ("game", "TEXT"),
             ("seq", "INTEGER"),
@@ -56,16 +57,19 @@ def test_blank_database_migrates_to_full_schema(db_path):
             ("next_try_at", "TEXT"),
             ("last_error", "TEXT"),
             ("sent_at", "TEXT"),
+            ("render", "TEXT"),
         ]
         assert db["outbox"].pks == ["id"]
         outbox = {column.name: column for column in db["outbox"].columns}
-        nullable = {"id", "in_reply_to", "body_html", "last_error", "sent_at"}
+        nullable = {"id", "in_reply_to", "body_html", "last_error", "sent_at", "render"}
         assert {name for name, column in outbox.items() if not column.notnull} == nullable
         assert outbox["refs"].default_value == "''" and outbox["attempts"].default_value == "0"
         assert [(index.columns, index.unique) for index in db["outbox"].indexes] == [
             (["state", "next_try_at"], 0),
             (["message_id"], 1),
         ]
+        assert db["mail_players"].pks == ["game", "player"] and db["mail_games"].pks == ["game"]
+        assert db["mail_seen"].pks == ["key"] and db["mail_strikes"].pks == ["id"]
         rows = list(db.query("select name, applied_at from _migrations order by rowid"))
         assert [row["name"] for row in rows] == EXPECTED_NAMES
         assert all(len(row["applied_at"]) == 20 and row["applied_at"].endswith("Z") for row in rows)
