@@ -170,13 +170,14 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
         _authenticate(store, msg, reading, row, now)
     if broken:
         result.lines.append({"line": "(submission block)", "ok": False, "text": broken})
-    if blocks:
-        _apply_blocks(store, row, msg.text, blocks, signed_game, now, result)
-        session = commands.load(store, row.game)
-    for command in reading.commands:
-        ok, text, after = _apply(store, row, command, now, msg, session)
-        session = after or session
-        result.lines.append({"line": command.line[:200], "ok": ok, "text": text})
+    with judge.one_mail(store, session, now):  # private messages as they stand after the whole mail
+        if blocks:
+            _apply_blocks(store, row, msg.text, blocks, signed_game, now, result)
+            session = commands.load(store, row.game)
+        for command in reading.commands:
+            ok, text, after = _apply(store, row, command, now, msg, session)
+            session = after or session
+            result.lines.append({"line": command.line[:200], "ok": ok, "text": text})
     if not result.lines:
         result.lines.append({"line": "", "ok": False, "text": "no command found in your message; send 'help' for the list"})
     failed = [line for line in result.lines if not line["ok"]]
@@ -256,6 +257,9 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
             after = commands.add_client_seed(store, game, player, command.args[0], at=now)
             done = "client seed recorded"
         else:
+            if any(r.sealed for r in session.requests_of(player)):
+                return False, (f"not a command; you owe a sealed choice: send 'seal {_shown(command.args[0])}' "
+                               f"to have the judge seal it (or commit HASH with pbem seal)"), None
             after = commands.decide(store, game, player, command.args[0], at=now)
             done = "decision recorded"
         if store.head(game) == before:
@@ -263,6 +267,10 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
         return True, done, after
     except _ERRORS as exc:
         return False, _one_line(exc), None
+
+
+def _shown(text: str) -> str:
+    return text if len(text) <= 40 else text[:39] + "…"
 
 
 def _status_text(store, game: str, session) -> str:

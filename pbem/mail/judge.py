@@ -6,7 +6,9 @@ the command line or from mail) then queues, before it commits,
   reveals now open) or to whom a default was applied;
 - the public summary to every player and the game's list address when a step or round
   resolves, and the final result (with the server seed) when the game ends.
-Games without any address are left alone.
+Games without any address are left alone. A mail the judge acts on may hold several
+commands; its private messages are queued once, as things stand after all of them
+(``one_mail``).
 
 Public summaries are costly to render (a replay of the whole log), so their outbox row holds
 what to render: the game, the round and the chain head it describes. ``mail send`` renders
@@ -17,6 +19,7 @@ it from the log up to that head, so the text is the same whenever it is rendered
 from __future__ import annotations
 
 import json
+from contextlib import contextmanager
 
 from ..store import judge as tables
 
@@ -44,10 +47,33 @@ def watch(store, session):
     before = _owed(session)
     position = _position(session) + (session.seed_revealed,)
     seq = session.seq
+    privates = getattr(store, "held_privates", None) != session.game_id
 
     def after(session, at: str) -> None:
-        follow_ups(store, session, before, position, seq, at)
+        follow_ups(store, session, before, position, seq, at, privates=privates)
     return after
+
+
+@contextmanager
+def one_mail(store, session, at: str):
+    """Act on one incoming mail in ``session``'s game, holding back private messages.
+
+    One mail may carry several commands (a fleet and a crew decision, say): a private
+    message queued after the first would tell its player they still owe the second, which
+    they have answered already. So within the block only public summaries are queued as
+    steps resolve; at its end (inside the mail's transaction) each player who now owes
+    something new, or to whom a default was applied, gets one private message, as things
+    stand after the whole mail."""
+    from ..protocol import commands
+    game, before, seq = session.game_id, _owed(session), session.seq
+    store.held_privates = game
+    try:
+        yield
+        store.held_privates = None
+        if tables.uses_mail(store, game) and store.head(game)[0] != seq:
+            _queue_privates(store, commands.load(store, game), before, seq, at)
+    finally:
+        store.held_privates = None
 
 
 def _owed(session) -> dict[str, tuple]:
@@ -67,22 +93,28 @@ def _position(session) -> tuple:
     return (session.state.round, session.state.step, session.finished)
 
 
-def follow_ups(store, session, before: dict, position: tuple, seq: int, at: str) -> None:
-    """Queue the mail that the events after ``seq`` call for."""
+def follow_ups(store, session, before: dict, position: tuple, seq: int, at: str,
+               privates: bool = True) -> None:
+    """Queue the mail that the events after ``seq`` call for (without the private
+    messages when ``privates`` is false: see ``hold_privates``)."""
     if session.seq == seq:
         return
-    addresses = tables.mail_players(store, session.game_id)
-    defaulted = {ev.data.get("player") for ev in store.events(session.game_id, after=seq)
-                 if ev.kind in ("default", "nmr")}
-    now = _owed(session)
-    for player, row in addresses.items():
-        if player in defaulted or (player in now and now[player] != before.get(player)):
-            queue_private(store, session, player, at)
+    if privates:
+        _queue_privates(store, session, before, seq, at)
     where = _position(session) + (session.seed_revealed,)
     if position[0] is not None and where != position:
         # the end: the game finished, or the moderator published the seed (play is over)
         final = session.seed_revealed and not position[3]
         queue_summary(store, session, None if final else position[0], at, final=final)
+
+
+def _queue_privates(store, session, before: dict, seq: int, at: str) -> None:
+    defaulted = {ev.data.get("player") for ev in store.events(session.game_id, after=seq)
+                 if ev.kind in ("default", "nmr")}
+    now = _owed(session)
+    for player in tables.mail_players(store, session.game_id):
+        if player in defaulted or (player in now and now[player] != before.get(player)):
+            queue_private(store, session, player, at)
 
 
 # ---------------------------------------------------------------------- queueing

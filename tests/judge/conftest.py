@@ -96,3 +96,55 @@ def make_judge(tmp_path):
 @pytest.fixture
 def helpers():
     return SimpleNamespace(mail=mail, at=at, PLAYERS=PLAYERS)
+
+
+# ---------------------------------------------------------------------- a real SMTP server
+
+class Mailroom:
+    """An aiosmtpd handler that keeps every message it accepts, parsed, with its envelope:
+    what each recipient's mail program would have received."""
+
+    def __init__(self):
+        self.received: list[SimpleNamespace] = []
+        self.boxes: dict[str, list] = {}
+
+    async def handle_DATA(self, server, session, envelope):
+        import email
+        from email.policy import default as default_policy
+        content = envelope.content.replace(b"\r\n", b"\n")  # as a Unix mailbox keeps it
+        message = email.message_from_bytes(content, policy=default_policy)
+        rcpt_tos = [a.lower() for a in envelope.rcpt_tos]
+        self.received.append(SimpleNamespace(rcpt_tos=rcpt_tos, raw=content, message=message))
+        for address in rcpt_tos:
+            self.boxes.setdefault(address, []).append(message)
+        return "250 Message accepted for delivery"
+
+    def inbox(self, address: str) -> list:
+        """The messages delivered to ``address``, in the order they arrived."""
+        return self.boxes.get(address.lower(), [])
+
+
+@pytest.fixture
+def smtp_mailroom():
+    """A real SMTP server on 127.0.0.1 (a free port, bound here: no race for it); yields
+    (port, Mailroom). Stopped at the end of the test."""
+    import socket
+
+    from aiosmtpd.controller import Controller
+
+    class Bound(Controller):
+        def __init__(self, handler):
+            self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            self._listener.bind(("127.0.0.1", 0))
+            super().__init__(handler, hostname="127.0.0.1", port=self._listener.getsockname()[1])
+
+        def _create_server(self):
+            return self.loop.create_server(self._factory_invoker, sock=self._listener)
+
+    room = Mailroom()
+    controller = Bound(room)
+    controller.start()
+    try:
+        yield controller.port, room
+    finally:
+        controller.stop()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 
@@ -172,3 +174,67 @@ def test_one_transaction_a_failing_answer_leaves_nothing(game, monkeypatch):
     assert game.frozen() == before
     seen = game.store.conn.execute("select count(*) from mail_seen").fetchone()[0]
     assert seen == 0
+
+
+def test_a_mail_with_several_decisions_gets_one_private_message_as_things_stand_after_it(make_judge, helpers):
+    """A player who answers two requests in one mail must not be sent a private message
+    written between the two, which would ask again for the second."""
+    import secrets
+    seeds = [bytes(range(32))]  # a fixed server seed (the first draw): the same game every run
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(secrets, "token_bytes", lambda n, draw=secrets.token_bytes: seeds.pop() if seeds else draw(n))
+        game = make_judge()
+    session = _play_until(game, helpers.at, lambda s: any(len(_open_requests(s, p)) >= 2 for p in s.players))
+    player = next(p for p in session.players if len(_open_requests(session, p)) >= 2)
+    choices = [r.default for r in _open_requests(session, player)]
+    rows = len(game.outbox())
+    result = game.send(player, "\n".join([f"password {game.passwords[player]}", *choices]))
+    assert result.outcome == "applied", result.lines
+    queued = game.outbox()[rows:]
+    after = game.session()
+    for name in after.players:
+        privates = [r for r in queued if r["kind"] == "private" and r["recipient"] == f"{name}@example.org"]
+        assert len(privates) <= 1, f"{name} got {len(privates)} private messages for one mail"
+        owed = [r.kind for r in after.requests_of(name)]
+        for row in privates:
+            asked = re.findall(r"^You owe: (\w+)", row["body_text"], re.M)
+            assert asked == owed, f"{name}'s private message asks for {asked}; {name} owes {owed}"
+
+
+def _open_requests(session, player):
+    return [r for r in session.requests_of(player) if not r.sealed]
+
+
+def _play_until(game, at, wanted, limit: int = 2000):
+    """Bots play g1 through the library (greedy and random seats) until ``wanted(session)``."""
+    from pbem.protocol import commands
+    session = game.session()
+    bots = {p: session.rules.bot(f"mail/{p}", "greedy" if i % 2 == 0 else "random")
+            for i, p in enumerate(session.players)}
+    for _ in range(limit):
+        session = game.session()
+        if wanted(session):
+            return session
+        assert not session.finished, "the game ended before the wanted state"
+        game.minute += 1
+        now = at(game.minute)
+        if session.sealed is not None:
+            held = [commands.seal(session, p, bots[p].choose(session.state, p, "select"))
+                    for p in session.sealed.owes_commit()]
+            for sealed in held:
+                commands.commit(game.store, "g1", sealed["player"], sealed["commitment"], at=now)
+            for sealed in held:
+                commands.reveal(game.store, "g1", sealed["player"], sealed["choice"], sealed["salt"], at=now)
+        else:
+            request = session.pending()[0]
+            commands.decide(game.store, "g1", request.player,
+                            bots[request.player].choose(session.state, request.player, request.kind), at=now)
+    raise AssertionError("the wanted state was not reached")
+
+
+def test_a_bare_choice_while_a_sealed_one_is_owed_says_how_to_seal_it(game):
+    before = game.frozen()[0]
+    result = game.send("ani", f"password {game.passwords['ani']}\nB,C\nCheers, Ani")
+    assert [line["ok"] for line in result.lines] == [False, False]
+    assert result.lines[0]["text"].startswith("not a command; you owe a sealed choice: send 'seal B,C'")
+    assert game.frozen()[0] == before
