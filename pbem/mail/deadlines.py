@@ -116,13 +116,13 @@ def tick(store, now: str, game: str | None = None) -> list[Action]:
 
 
 def owed(session) -> dict[tuple, dict]:
-    """What each player owes now, by request (player, round, step, kind), with ``since`` and
-    ``due``, in the order ``reports.waiting`` lists it (which is the order ``nmr`` settles)."""
+    """What each player owes now, by request (player, round, step, kind: "commit" or
+    "reveal" in a sealed step, else the decision's kind), each with the ``since`` and ``due``
+    of ``reports.waiting``, in its order (which is the order ``nmr`` settles them in)."""
     from ..protocol.reports import waiting
     out = {}
-    for entry in waiting(session):
-        where = session.sealed if entry["sealed"] else session.state
-        out[(entry["player"], where.round, where.step, entry["kind"])] = entry
+    for (player, what, _sealed, clock), entry in zip(session.owed(), waiting(session)):
+        out[(player, clock[1], clock[2], what)] = entry
     return out
 
 

@@ -218,11 +218,10 @@ def test_times_are_shown_in_utc_and_in_the_players_zone(timed):
 def test_summer_time_is_respected(make_judge):
     game = make_judge(at="2030-07-01T10:00:00Z", deadline_seconds=DAY, deadlines={"remind": 6 * HOUR})
     judge.register(game.store, "g1", "ani", "ani@example.org", at="2030-07-01T10:05:00Z", tz="Europe/Prague")
-    welcome = [r for r in game.outbox("private") if r["recipient"] == "ani@example.org"][-1]["body_text"]
-    assert "Due 2030-07-02 10:00:00 UTC (2030-07-02 12:00:00 CEST, Europe/Prague)." in welcome
     deadlines.tick(game.store, "2030-07-02T04:00:00Z")
     mine = [r for r in game.outbox("reminder") if r["recipient"] == "ani@example.org"][0]["body_text"]
-    assert "(2030-07-02 12:00:00 CEST, Europe/Prague)" in mine
+    assert "is due 2030-07-02 10:00:00 UTC (2030-07-02 12:00:00 CEST, Europe/Prague)." in mine
+    assert "Due 2030-07-02 10:00:00 UTC (2030-07-02 12:00:00 CEST, Europe/Prague)." in mine
 
 
 def test_an_unknown_time_zone_is_refused_and_changes_nothing(game):
@@ -243,3 +242,15 @@ def test_shown_times_across_the_change_to_summer_time():
     assert shown("2030-01-01T23:30:00Z", "America/New_York").endswith("(2030-01-01 18:30:00 EST, America/New_York)")
     assert shown("2030-01-01T23:30:00Z", "Asia/Tokyo").endswith("(2030-01-02 08:30:00 JST, Asia/Tokyo)")
     assert shown("2030-01-01T23:30:00Z", "UTC") == shown("2030-01-01T23:30:00Z") == "2030-01-01 23:30:00 UTC"
+
+
+def test_a_player_defaulted_while_others_still_owe_is_told_so_not_asked_to_commit(timed):
+    game = timed(remind=0, grace=0)
+    seal(game, "ani", when(1))
+    acts = deadlines.tick(game.store, when(24.5))
+    assert [(a.action, a.player) for a in acts] == [("defaulted", p) for p in ("alex", "frank", "lothar")]
+    # alex is defaulted first, while frank and lothar still owe their commitments
+    told = [r for r in game.outbox("private") if r["queued_at"] == when(24.5) and r["recipient"] == "alex@example.org"]
+    body = told[0]["body_text"]
+    assert "you were late, so the default applies to you" in body
+    assert "Send exactly one of" not in body and "pbem seal --context" not in body
