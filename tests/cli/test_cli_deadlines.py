@@ -150,3 +150,29 @@ def test_status_and_games_show_what_mail_waits_who_failed_and_who_is_late(cli, o
     cli.ok("mail", "send", "--to-dir", pbem_db.parent / "out")
     assert cli.json("status", "old")["mail"]["queued"] == 0
     assert "mail: 0 queued" in cli.ok("games").stdout
+
+
+@pytest.mark.parametrize("point", ["append:after-insert", "commit:before"])
+def test_tick_killed_mid_default_leaves_neither_the_event_nor_its_mail(cli, old_game, pbem_process, point):
+    old_game(remind=1800)
+    log, box = cli.log("old"), cli.json("mail", "outbox")
+    child = pbem_process("mail", "tick", crash_at=point)
+    assert child.wait(timeout=60) == 137
+    assert (cli.log("old"), cli.json("mail", "outbox")) == (log, box)
+    done = cli.json("mail", "tick")["actions"]  # run again: everything once
+    assert [(a["action"], a["player"]) for a in done] == [("defaulted", "ani"), ("defaulted", "alex")]
+    assert [e["data"]["player"] for e in cli.log("old") if e["kind"] == "nmr"] == ["ani", "alex"]
+    assert cli.json("audit", "old")["ok"]
+
+
+def test_tick_killed_while_telling_the_late_leaves_no_record_and_tells_them_later(cli, old_game, pbem_process):
+    """A notice is queued with its record the way a reminder is (one transaction, one code path)."""
+    old_game(on_late="wait")
+    box = cli.json("mail", "outbox")
+    child = pbem_process("mail", "tick", crash_at="commit:before")
+    assert child.wait(timeout=60) == 137
+    assert cli.json("mail", "outbox") == box
+    assert [a["action"] for a in cli.json("mail", "tick")["actions"]] == ["told late", "told late"]
+    assert sorted(r["recipient"] for r in cli.json("mail", "outbox") if r["kind"] == "reminder") == [
+        "alex@example.org", "ani@example.org"]
+    assert cli.json("mail", "tick")["actions"] == []
