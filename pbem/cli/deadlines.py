@@ -78,6 +78,8 @@ def tick(game: Annotated[Optional[str], typer.Option("--game", help="Only this g
 
 
 def action_line(a) -> str:
+    if a.round is None:
+        return f"failed {a.game}: {safe(a.error)}"
     what = f"{a.kind} (round {a.round}, step {a.step}) due {a.due.replace('T', ' ').replace('Z', ' UTC')}"
     if a.action == "failed":
         return f"failed {a.game} {safe(a.player)}: {what}: {safe(a.error)}"

@@ -39,8 +39,8 @@ class Action:
     game: str
     player: str
     action: str  # reminded | told late | defaulted | failed
-    round: int
-    step: int
+    round: int | None  # None (and player, kind, due "-") for a game that could not be read
+    step: int | None
     kind: str
     due: str
     message_id: str | None = None
@@ -111,7 +111,10 @@ def tick(store, now: str, game: str | None = None) -> list[Action]:
                           f"(pbem address {game} PLAYER EMAIL)")
     actions: list[Action] = []
     for name in [game] if game is not None else tables.mail_games(store):
-        actions += _tick_game(store, name, now)
+        try:
+            actions += _tick_game(store, name, now)
+        except _errors() as exc:  # a game that cannot be read (damaged, say) holds up no other
+            actions.append(Action(name, "-", "failed", None, None, "-", "-", error=_one_line(exc)))
     return actions
 
 
@@ -131,6 +134,7 @@ def _tick_game(store, game: str, now: str) -> list[Action]:
     actions = []
     rules = tables.deadlines(store, game)
     addresses = tables.mail_players(store, game)
+    failed = set()  # tried in this tick already: said once, tried again at the next tick
     for _ in range(MAX_DEFAULTS_PER_GAME):
         session = commands.load(store, game)
         if not session.meta.get("deadline_seconds"):
@@ -145,12 +149,14 @@ def _tick_game(store, game: str, now: str) -> list[Action]:
             player, late_at = key[0], later(entry["due"], rules.grace)
             if now >= late_at and rules.on_late == "default":
                 # nmr settles the first thing a player owes: that one decides
-                if first_of[player] == key:
+                if first_of[player] == key and (key, "default") not in failed:
                     done = _default(store, game, key, entry["due"], now, late_at)
                     if done is not None:
                         actions.append(done)
-                        defaulted = done.action == "defaulted"
-                        if defaulted:  # the game moved on: read it again
+                        if done.action == "failed":
+                            failed.add((key, "default"))
+                        else:  # the game moved on: read it again
+                            defaulted = True
                             break
                 continue
             if player not in addresses:
@@ -158,10 +164,12 @@ def _tick_game(store, game: str, now: str) -> list[Action]:
             stage = LATE if now >= late_at else REMINDER
             if stage == REMINDER and not (rules.remind and now >= later(entry["due"], -rules.remind)):
                 continue
-            if not tables.reminded(store, game, key, stage):
+            if (key, stage) not in failed and not tables.reminded(store, game, key, stage):
                 done = _notify(store, game, key, entry["due"], stage, now, rules)
                 if done is not None:
                     actions.append(done)
+                    if done.action == "failed":
+                        failed.add((key, stage))
         if not defaulted:
             return actions
     return actions

@@ -254,3 +254,26 @@ def test_a_player_defaulted_while_others_still_owe_is_told_so_not_asked_to_commi
     body = told[0]["body_text"]
     assert "you were late, so the default applies to you" in body
     assert "Send exactly one of" not in body and "pbem seal --context" not in body
+
+
+def test_each_failure_is_said_once_per_tick_and_the_rest_goes_on(timed):
+    game = timed(remind=0, grace=0)
+    with game.store.transaction():  # ani cannot be mailed, so her default (and its mail) fails
+        game.store.conn.execute("update mail_players set address = 'ani at example' where player = 'ani'")
+    acts = deadlines.tick(game.store, when(24))
+    # the game is read again after each default; ani's failure is said once all the same
+    assert [(a.action, a.player) for a in acts] == [("failed", "ani"), ("defaulted", "alex"), ("defaulted", "frank"),
+                                                    ("defaulted", "lothar")]
+    assert [e["data"]["player"] for e in game.log() if e["kind"] == "nmr"] == ["alex", "frank", "lothar"]
+
+
+def test_a_game_that_cannot_be_read_holds_up_no_other(timed):
+    game = timed(remind=0, grace=0)
+    judge.create_game(game.store, "g2", "tortuga", ["ann", "bob"], {}, {"ann": "ann@example.org"}, None,
+                      at=when(0), deadline_seconds=DAY, start=True)
+    with game.store.transaction():  # g1's log damaged, and no snapshot to read it from
+        game.store.conn.execute("update events set body = 'x' where game = 'g1' and seq = 2")
+        game.store.conn.execute("delete from snapshots where game = 'g1'")
+    acts = deadlines.tick(game.store, when(24))
+    assert [(a.game, a.action) for a in acts][0] == ("g1", "failed") and "unreadable body" in acts[0].error
+    assert [(a.game, a.action, a.player) for a in acts[1:]] == [("g2", "defaulted", "ann"), ("g2", "defaulted", "bob")]
