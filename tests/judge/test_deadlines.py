@@ -277,3 +277,13 @@ def test_a_game_that_cannot_be_read_holds_up_no_other(timed):
     acts = deadlines.tick(game.store, when(24))
     assert [(a.game, a.action) for a in acts][0] == ("g1", "failed") and "unreadable body" in acts[0].error
     assert [(a.game, a.action, a.player) for a in acts[1:]] == [("g2", "defaulted", "ann"), ("g2", "defaulted", "bob")]
+
+
+def test_the_status_in_an_answer_shows_due_times_in_the_readers_zone(timed):
+    game = timed()
+    judge.register(game.store, "g1", "ani", "ani@example.org", at=when(0), tz="Asia/Tokyo")
+    game.send("ani", "status")
+    answer = game.outbox("answer")[-1]["body_text"]
+    assert "due 2030-01-02 10:00:00 UTC (2030-01-02 19:00:00 JST, Asia/Tokyo)" in answer
+    game.send("alex", "status")
+    assert "JST" not in game.outbox("answer")[-1]["body_text"]
