@@ -265,8 +265,8 @@ def _status_text(store, game: str, session, tz: str | None = None) -> str:
     from ..protocol import reports
     from ..render.times import shown
     report = reports.status(session, store.head(game))
-    waiting = "; ".join(f"{w['player']} ({w['kind']}{', due ' + shown(w['due'], tz, seconds=False) if 'due' in w else ''})"
-                        for w in report["waiting"]) or "nobody"
+    waiting = "; ".join(f"{w['player']} ({w['kind']}" + (f", due {shown(w['due'], tz, seconds=False)}" if "due" in w else "")
+                        + ")" for w in report["waiting"]) or "nobody"
     where = (f"round {report['round']}, step {report['step']}, {report['phase']}" if report["started"]
              else "not started")
     return f"{game}: {where}; waiting for: {waiting}; chain head {report['chain_head']['seq']} {report['chain_head']['hash'][:16]}"

@@ -284,6 +284,8 @@ def test_the_status_in_an_answer_shows_due_times_in_the_readers_zone(timed):
     judge.register(game.store, "g1", "ani", "ani@example.org", at=when(0), tz="Asia/Tokyo")
     game.send("ani", "status")
     answer = game.outbox("answer")[-1]["body_text"]
-    assert "due 2030-01-02 10:00:00 UTC (2030-01-02 19:00:00 JST, Asia/Tokyo)" in answer
+    assert "ani (commit, due 2030-01-02 10:00 UTC (2030-01-02 19:00 JST, Asia/Tokyo))" in answer
+    assert "alex (commit, due 2030-01-02 10:00 UTC (2030-01-02 19:00 JST, Asia/Tokyo))" in answer  # ani's clock
     game.send("alex", "status")
-    assert "JST" not in game.outbox("answer")[-1]["body_text"]
+    theirs = game.outbox("answer")[-1]["body_text"]
+    assert "ani (commit, due 2030-01-02 10:00 UTC)" in theirs and "JST" not in theirs
