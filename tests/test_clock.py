@@ -30,6 +30,8 @@ CLOCK_SENSITIVE = [
     "tests/cli/test_cli_newuser.py",
     "tests/cli/test_cli_damaged.py",
     "tests/render/test_render_defaults.py",
+    "tests/judge/test_deadlines.py",
+    "tests/cli/test_cli_deadlines.py",
 ]
 
 

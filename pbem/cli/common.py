@@ -162,6 +162,38 @@ def parse_duration(value: Optional[str]) -> int | None:
     raise typer.BadParameter(f"{quote(value)}: give a duration like 30m, 48h or 3d")
 
 
+def parse_wait(value: Optional[str], option: str) -> int | None:
+    """A reminder or grace period: a duration like 12h, or 0 / none for none."""
+    if value is None:
+        return None
+    if value.strip().lower() in ("0", "none"):
+        return 0
+    try:
+        return parse_duration(value)
+    except typer.BadParameter:
+        raise typer.BadParameter(f"{option} {quote(value)}: give a duration like 30m, 12h or 1d, or none") from None
+
+
+def check_on_late(value: Optional[str]) -> Optional[str]:
+    if value is not None and value not in ("default", "wait"):
+        raise typer.BadParameter(f"{quote(value)}: use default (apply the documented default, as pbem nmr does) "
+                                 f"or wait (never default: remind and report only)")
+    return value
+
+
+RemindOption = Annotated[Optional[str], typer.Option(
+    "--remind", help="Mail a reminder this long before a request is due, e.g. 12h ('none': no reminders).",
+    show_default=False)]
+GraceOption = Annotated[Optional[str], typer.Option(
+    "--grace", help="Extra time after the deadline before a late player is defaulted, e.g. 1h ('none': no grace).",
+    show_default=False)]
+OnLateOption = Annotated[Optional[str], typer.Option(
+    "--on-late", callback=check_on_late,
+    help="Once a request is past its deadline (and grace): 'default' applies the documented default "
+         "(pbem mail tick does it), 'wait' never defaults (the player is told, the game waits).",
+    show_default=False)]
+
+
 def safe(text: str) -> str:
     """A user-given string for a terminal line: control characters shown escaped."""
     return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))

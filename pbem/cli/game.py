@@ -10,8 +10,8 @@ import typer
 
 from ..text import quote
 from .common import (
-    DbOption, FormatOption, GameArg, JsonOption, PlayerArg, emit, fail, handled, open_store,
-    parse_duration, safe, status_text,
+    DbOption, FormatOption, GameArg, GraceOption, JsonOption, OnLateOption, PlayerArg, RemindOption, emit, fail,
+    handled, open_store, parse_duration, parse_wait, safe, status_text,
 )
 
 
@@ -39,6 +39,9 @@ def new(
     faces: Annotated[Optional[Path], typer.Option("--faces", help="A dice face table file (see docs/rules.md).")] = None,
     now: Annotated[bool, typer.Option("--now", help="Start play at once, without client seeds.")] = False,
     list_address: Annotated[Optional[str], typer.Option("--list", help="An address (forum, mailing list) that also gets every public summary.")] = None,
+    remind: RemindOption = None,
+    grace: GraceOption = None,
+    on_late: OnLateOption = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
@@ -46,6 +49,7 @@ def new(
 
     \b
     Example: pbem new g1 --players ani,alex,frank,lothar --start ani --deadline 48h
+    Example: pbem new g1 --players ani=ani@example.org,alex=alex@example.org --deadline 48h --remind 12h --grace 1h
     """
     from ..protocol import commands
     import unicodedata
@@ -74,13 +78,15 @@ def new(
         from ..protocol.signing import parse_public_key
         parse_public_key(public)
         key_map[player.strip()] = public.strip()
+    deadlines = {k: v for k, v in (("remind", parse_wait(remind, "--remind")), ("grace", parse_wait(grace, "--grace")),
+                                   ("on_late", on_late)) if v is not None}
     store = open_store(db, create=True)
     settings = dict(require_signatures=require_signatures, deadline_seconds=parse_duration(deadline),
                     keys=key_map, start=now)
-    if addresses or list_address:
+    if addresses or list_address or deadlines:
         from ..mail import judge
         session = judge.create_game(store, game, game_type, names, options, addresses, list_address,
-                                    at=commands.now_utc(), **settings)
+                                    at=commands.now_utc(), deadlines=deadlines, **settings)
     else:
         session = commands.create_game(store, game, game_type, names, options, **settings)
     head = store.head(game)
@@ -153,8 +159,13 @@ def list_games(db: DbOption = None, as_json: JsonOption = False):
     \b
     Example: pbem games
     """
+    from ..store import judge as tables
     store = open_store(db)
     names = store.games()
+    mail = tables.mail_states(store)
+    # games the judge mails, with nothing queued: shown as "mail: 0 queued"
+    mailing = {g: {"queued": 0, "failing": 0, "last_error": None} for g in tables.mail_games(store)}
+    fetched = tables.last_fetch(store)
     rows = []
     for name in names:
         report = _cached_status(store, name)
@@ -165,9 +176,27 @@ def list_games(db: DbOption = None, as_json: JsonOption = False):
         rows.append({"game": name, "players": report["players"], "started": report["started"],
                      "round": report["round"], "phase": report["phase"], "finished": report["finished"],
                      "waiting": sorted({w["player"] for w in report["waiting"]}),
-                     "overdue": sorted({w["player"] for w in report["waiting"] if w.get("overdue")})})
-    emit({"games": names, "details": rows}, as_json,
-         "\n".join(_game_line(r) for r in rows) if rows else "no games yet (pbem new)")
+                     "overdue": report["overdue"], "mail": mail.get(name) or mailing.get(name)})
+    lines = [_game_line(r) for r in rows] or ["no games yet (pbem new)"]
+    if mailing:
+        lines.append(_fetch_line(fetched))
+    emit({"games": names, "details": rows, "last_fetch": fetched}, as_json, "\n".join(lines))
+
+
+def _mail_text(m: dict | None) -> str:
+    """What waits to go out, in a few words (from ``store.judge.mail_state``)."""
+    if m is None:
+        return ""
+    text = f"mail: {m['queued']} queued"
+    if m["failing"]:
+        text += f", {m['failing']} failing (last error: {safe(m['last_error'])})"
+    return text
+
+
+def _fetch_line(fetched: dict | None) -> str:
+    if not fetched:
+        return "last mail fetch: none recorded"
+    return f"last mail fetch: {fetched.get('at', '-').replace('T', ' ').replace('Z', ' UTC')}"
 
 
 def _game_line(r: dict) -> str:
@@ -181,6 +210,8 @@ def _game_line(r: dict) -> str:
         state = f"round {r['round']}, {r['phase']}; waiting for {', '.join(map(safe, r['waiting']))}"
         if r["overdue"]:
             state += f" (OVERDUE: {', '.join(map(safe, r['overdue']))})"
+    if r["mail"]:
+        state += f"; {_mail_text(r['mail'])}"
     return f"{r['game']}: {state}"
 
 
@@ -191,23 +222,32 @@ def status(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
     \b
     Example: pbem status g1 --json
     """
+    from ..store import judge as tables
     store = open_store(db)
     report = _cached_status(store, game)
     if report is None:
         from ..protocol import commands, reports
         report = reports.status(commands.load(store, game), store.head(game))
     _mark_overdue(report)
-    emit(report, as_json, status_text(report))
+    report["mail"] = tables.mail_state(store, game)
+    if report["mail"] is not None:
+        report["mail"]["last_fetch"] = tables.last_fetch(store)
+    text = status_text(report)
+    if report["mail"] is not None:
+        text += f"\n{_mail_text(report['mail'])}; {_fetch_line(report['mail']['last_fetch'])}"
+    emit(report, as_json, text)
 
 
 
 def _mark_overdue(report: dict) -> dict:
-    """'overdue' depends on the clock, so it is added when reporting, not cached."""
+    """'overdue' depends on the clock, so it is added when reporting, not cached; the
+    report's ``overdue`` lists the players who are."""
     from datetime import datetime, timezone
     now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
     for entry in report.get("waiting", []):
         if "due" in entry:
             entry["overdue"] = entry["due"] <= now
+    report["overdue"] = sorted({w["player"] for w in report.get("waiting", []) if w.get("overdue")})
     return report
 
 
@@ -244,5 +284,7 @@ def private(game: GameArg, player: PlayerArg,
         emit(reports.private(session, player), True)
         return
     from ..render import summary
-    _model, text = summary.render_private(session, player, fmt)
+    from ..store import judge as tables
+    row = tables.mail_player(store, game, player)  # due times in the player's own zone too
+    _model, text = summary.render_private(session, player, fmt, tz=row.tz if row else None)
     emit(None, False, text)

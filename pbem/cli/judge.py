@@ -26,19 +26,21 @@ def address(game: GameArg,
             email: Annotated[Optional[str], typer.Argument(help="Their address, e.g. ani@example.org.", show_default=False)] = None,
             new_password: Annotated[bool, typer.Option("--new-password", help="Make and mail a new mail password (the old one stops working).")] = False,
             list_address: Annotated[Optional[str], typer.Option("--list", help="Set the address (forum, list) that also gets every public summary; 'none' to remove it.")] = None,
+            tz: Annotated[Optional[str], typer.Option("--tz", help="The player's time zone (an IANA name such as Europe/Prague): times in their mail are shown in it too, next to UTC; 'none' to remove it.", show_default=False)] = None,
             db: DbOption = None, as_json: JsonOption = False):
     """Set or change a player's email address (the judge mails them a password if they have none).
 
     \b
     Example: pbem address g1 ani ani@example.org
     Example: pbem address g1 ani ani@example.org --new-password   (a lost password)
+    Example: pbem address g1 ani ani@example.org --tz Europe/Prague
     Example: pbem address g1 --list g1-table@lists.example.org
     """
     from ..mail import judge
     from ..protocol.commands import now_utc
     store = open_store(db)
     if list_address is not None:
-        if player or email:
+        if player or email or tz is not None:
             fail("give either PLAYER EMAIL or --list ADDRESS", 2)
         chosen = judge.set_list(store, game, None if list_address.lower() == "none" else list_address)
         emit({"game": game, "list": chosen}, as_json,
@@ -46,8 +48,10 @@ def address(game: GameArg,
         return
     if not player or not email:
         fail("give GAME PLAYER EMAIL, e.g. pbem address g1 ani ani@example.org", 2)
-    done = judge.register(store, game, player, email, at=now_utc(), new_password=new_password)
-    text = f"{safe(player)} in {game}: {done['address']}"
+    if tz is not None and tz.strip().lower() == "none":
+        tz = ""
+    done = judge.register(store, game, player, email, at=now_utc(), new_password=new_password, tz=tz)
+    text = f"{safe(player)} in {game}: {done['address']}" + (f", time zone {done['tz']}" if done["tz"] else "")
     if done["password_sent"]:
         text += "; a mail password is queued for them (pbem mail send)"
     emit(done, as_json, text)

@@ -239,7 +239,7 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
         if command.verb == "help":
             return True, HELP, None
         if command.verb == "status":
-            return True, _status_text(store, game, session), None
+            return True, _status_text(store, game, session, row.tz), None
         if command.verb == "private":
             judge.queue_private(store, session, player, now, in_reply_to=msg.message_id)
             return True, "your private message is on its way again", None
@@ -273,18 +273,15 @@ def _shown(text: str) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
-def _status_text(store, game: str, session) -> str:
+def _status_text(store, game: str, session, tz: str | None = None) -> str:
     from ..protocol import reports
+    from ..render.times import shown
     report = reports.status(session, store.head(game))
-    waiting = "; ".join(f"{w['player']} ({w['kind']}{', due ' + _when(w['due']) if 'due' in w else ''})"
-                        for w in report["waiting"]) or "nobody"
+    waiting = "; ".join(f"{w['player']} ({w['kind']}" + (f", due {shown(w['due'], tz, seconds=False)}" if "due" in w else "")
+                        + ")" for w in report["waiting"]) or "nobody"
     where = (f"round {report['round']}, step {report['step']}, {report['phase']}" if report["started"]
              else "not started")
     return f"{game}: {where}; waiting for: {waiting}; chain head {report['chain_head']['seq']} {report['chain_head']['hash'][:16]}"
-
-
-def _when(at: str) -> str:
-    return at.replace("T", " ").replace(":00Z", " UTC")
 
 
 def _answer_text(store, row, result: Result, session) -> str:
@@ -294,7 +291,7 @@ def _answer_text(store, row, result: Result, session) -> str:
             out.append(f"> {line['line']}")
         out.append(("  " if line["ok"] else "  REFUSED: ") + line["text"].replace("\n", "\n  "))
     if not any(line["line"].lower() == "status" for line in result.lines):
-        out += ["", _status_text(store, row.game, session)]
+        out += ["", _status_text(store, row.game, session, row.tz)]
     return "\n".join(out)
 
 

@@ -129,8 +129,9 @@ def recipients(store, game: str) -> list[tuple[str | None, str]]:
 
 
 def queue_private(store, session, player: str, at: str, notice: str = "", kind: str = "private",
-                  in_reply_to: str | None = None) -> str | None:
-    """Queue ``player``'s private message (with ``notice`` above it, e.g. their password)."""
+                  in_reply_to: str | None = None, subject: str | None = None) -> str | None:
+    """Queue ``player``'s private message (with ``notice`` above it, e.g. their password);
+    due times in UTC and in the player's own time zone, if they set one."""
     from ..render import summary
     from ..store import outbox
     row = tables.mail_player(store, session.game_id, player)
@@ -138,12 +139,12 @@ def queue_private(store, session, player: str, at: str, notice: str = "", kind: 
         return None
     # text only: a private message is read on a phone as often as not, and rendering the
     # HTML board for every move would double the judge's work per message
-    text = notice + (summary.render_private(session, player, "text")[1] if session.started else
+    text = notice + (summary.render_private(session, player, "text", tz=row.tz)[1] if session.started else
                      _not_started(session)) + _how_to_reply(session, player)
     html = None
     where = (f"round {session.state.round} step {session.state.step}" if session.state is not None
              else "before the start")
-    subject = f"{subject_tag(session.game_id)} private message for {player}: {where}"
+    subject = subject or f"{subject_tag(session.game_id)} private message for {player}: {where}"
     return outbox.queue(store, game=session.game_id, kind=kind, recipient=row.address, subject=subject,
                         text=text, html=html, in_reply_to=in_reply_to, at=at, domain=_domain(store))
 
@@ -227,12 +228,16 @@ def check_address(address: str) -> str:
 
 def register(store, game: str, player: str, address: str, at: str, new_password: bool = False,
              tz: str | None = None) -> dict:
-    """Set ``player``'s address in ``game``. In a game without signatures a player without a
-    password (or with ``new_password``) gets a fresh one, mailed once and kept only hashed.
-    Runs in one transaction with the private message that carries the password."""
+    """Set ``player``'s address in ``game`` (and time zone ``tz``, an IANA name; "" removes
+    it). In a game without signatures a player without a password (or with
+    ``new_password``) gets a fresh one, mailed once and kept only hashed. Runs in one
+    transaction with the private message that carries the password."""
     from ..protocol import commands
+    from ..render.times import check_zone
     from .passwords import hash_password, make_password
     address = check_address(address)
+    if tz:
+        tz = check_zone(tz)
     attach(store)
     with store.atomic():
         session = commands.load(store, game)
@@ -252,7 +257,8 @@ def register(store, game: str, player: str, address: str, at: str, new_password:
             notice = _welcome(session, player, password)
             queue_private(store, session, player, at, notice=notice)
     return {"game": game, "player": player, "address": address, "password_sent": bool(password),
-            "changed": old is not None and old.address != address}
+            "changed": old is not None and old.address != address,
+            "tz": tables.mail_player(store, game, player).tz}
 
 
 def set_list(store, game: str, address: str | None) -> str | None:
@@ -276,15 +282,20 @@ def _welcome(session, player: str, password: str | None) -> str:
 
 
 def create_game(store, game_id: str, game_type: str, players: list[str], options: dict,
-                addresses: dict[str, str], list_address: str | None, at: str, **settings):
-    """``pbem new`` with addresses: the game, its addresses and the welcome messages (each
-    with the player's mail password) in one transaction."""
+                addresses: dict[str, str], list_address: str | None, at: str,
+                deadlines: dict | None = None, **settings):
+    """``pbem new`` with addresses: the game, its addresses, its deadline settings
+    (``deadlines``: remind, grace, on_late; see ``pbem.mail.deadlines``) and the welcome
+    messages (each with the player's mail password) in one transaction."""
     from ..protocol import commands
+    from . import deadlines as clock
     addresses = {p: check_address(a) for p, a in addresses.items()}
     list_address = check_address(list_address) if list_address else None
     attach(store)
     with store.transaction():
         session = commands.create_game(store, game_id, game_type, players, options, at=at, **settings)
+        if deadlines:
+            clock.configure(store, game_id, **deadlines)
         if list_address:
             tables.set_list_address(store, game_id, list_address)
         for player, address in addresses.items():

@@ -89,6 +89,7 @@ def private(session: Session, player: str) -> dict:
             entry["options"] = list(r.options)
         if r.sealed and step is not None:
             entry["committed"] = player in step.commits
+            entry["defaulted"] = player in step.defaulted  # late (NMR): nothing more to send
             entry["revealed"] = player in step.revealed
             entry["owe"] = "reveal" if step.all_committed else "commit"
         report["requests"].append(entry)

@@ -6,7 +6,7 @@ text shows, and the only data the templates receive):
     render_public(record, round, fmt)   one round (default: the latest); after the last
                                         round of a finished game, the final result follows
     render_all(record, fmt)             every round, then the result
-    render_private(session, player, fmt)  one player's private message
+    render_private(session, player, fmt, tz)  one player's private message
     render_result(record, fmt)          the final result alone
 
 ``record`` is a ``pbem.render.record.GameRecord`` (``record.from_store`` /
@@ -73,12 +73,18 @@ def render_result(record, fmt: str, audit_file: str | None = None, audit: dict |
     return _document(record, fmt, [], result, audit)
 
 
-def render_private(session, player: str, fmt: str):
-    """A player's private message, from ``reports.private`` (the player's own view)."""
+def render_private(session, player: str, fmt: str, tz: str | None = None):
+    """A player's private message, from ``reports.private`` (the player's own view); due
+    times in UTC, and also in time zone ``tz`` when the player set one."""
     from ..protocol.reports import private
+    from .times import shown
     check_format(fmt)
     game_type = session.meta["game_type"]
-    model = _models(game_type).private_model(private(session, player))
+    report = private(session, player)
+    for request in report["requests"]:
+        if request.get("due"):
+            request["due_shown"] = shown(request["due"], tz)
+    model = _models(game_type).private_model(report)
     return model, render(game_type, "private", fmt, msg=model)
 
 

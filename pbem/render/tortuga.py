@@ -189,7 +189,8 @@ def private_model(report: dict) -> dict:
         model["requests"].append(entry)
     sealed = next((q for q in model["requests"] if q["sealed"]), None)
     model["sealed_request"] = sealed
-    model["can_seal"] = bool(model["context_kind"] == "seal" and sealed and sealed.get("owe") == "commit")
+    model["can_seal"] = bool(model["context_kind"] == "seal" and sealed and sealed.get("owe") == "commit"
+                            and not sealed.get("defaulted"))
     model["signed_game"] = bool(report.get("require_signatures"))
     model["key_hint"] = " --key YOUR.key" if model["signed_game"] else ""
     model["can_decide_offline"] = bool(model["context_kind"] == "decide" and model["signed_game"])

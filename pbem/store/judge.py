@@ -1,5 +1,6 @@
 """The email judge's private tables: players' addresses and password hashes, a list address
-per game, the messages already ingested, and strikes for rate limits.
+per game, the messages already ingested, strikes for rate limits, each game's deadline
+settings and the reminders sent.
 
 None of this is part of the hash chain or of an export: an address or a password hash is
 nobody else's business, and none of it changes what happened in a game. Writes must run
@@ -9,6 +10,23 @@ inside ``store.transaction()`` (or ``store.atomic()``), with the events they bel
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+
+ON_LATE = ("default", "wait")
+
+
+@dataclass(frozen=True)
+class Deadlines:
+    """What the judge does about a game's deadlines: remind ``remind`` seconds before a
+    request is due (0: never), and once it is ``grace`` seconds past due either apply the
+    documented default (``on_late`` "default") or only tell the player ("wait")."""
+
+    remind: int = 0
+    grace: int = 0
+    on_late: str = "default"
+
+    def as_dict(self) -> dict:
+        return {"remind_seconds": self.remind, "grace_seconds": self.grace, "on_late": self.on_late}
 
 
 @dataclass(frozen=True)
@@ -26,8 +44,8 @@ def _rows(store, sql: str, params=()) -> list[tuple]:
 
 def set_address(store, game: str, player: str, address: str, password_hash: str | None = None,
                 tz: str | None = None, keep_password: bool = True) -> None:
-    """Set ``player``'s address (and time zone); the password hash is kept unless a new
-    one is given or ``keep_password`` is false."""
+    """Set ``player``'s address (and time zone: None keeps the old one, "" removes it);
+    the password hash is kept unless a new one is given or ``keep_password`` is false."""
     store._require_transaction("set_address()")
     old = mail_player(store, game, player)
     if old is not None and password_hash is None and keep_password:
@@ -36,7 +54,7 @@ def set_address(store, game: str, player: str, address: str, password_hash: str 
         tz = old.tz
     store.conn.execute(
         "insert or replace into mail_players (game, player, address, password_hash, tz) values (?, ?, ?, ?, ?)",
-        (game, player, address, password_hash, tz))
+        (game, player, address, password_hash, tz or None))
 
 
 def mail_player(store, game: str, player: str) -> MailPlayer | None:
@@ -96,3 +114,66 @@ def strike(store, address: str, kind: str, at: str) -> None:
 def strikes_since(store, address: str, kind: str, since: str) -> int:
     return _rows(store, "select count(*) from mail_strikes where address = ? and kind = ? and at >= ?",
                  (address.lower(), kind, since))[0][0]
+
+
+def deadlines(store, game: str) -> Deadlines:
+    rows = _rows(store, "select remind_seconds, grace_seconds, on_late from mail_deadlines where game = ?", (game,))
+    return Deadlines(*rows[0]) if rows else Deadlines()
+
+
+def set_deadlines(store, game: str, settings: Deadlines) -> None:
+    store._require_transaction("set_deadlines()")
+    store.conn.execute("insert or replace into mail_deadlines (game, remind_seconds, grace_seconds, on_late) "
+                       "values (?, ?, ?, ?)", (game, settings.remind, settings.grace, settings.on_late))
+
+
+def mail_games(store) -> list[str]:
+    """Every game the judge mails anyone in (a player's address or a list address)."""
+    return [row[0] for row in _rows(store, "select game from mail_players union "
+                                           "select game from mail_games where list_address is not null order by 1")]
+
+
+def reminded(store, game: str, key: tuple, stage: str) -> bool:
+    """Whether the ``stage`` notice about request ``key`` (player, round, step, kind) was queued."""
+    return bool(_rows(store, "select 1 from mail_reminders where game = ? and player = ? and round = ? and step = ? "
+                             "and kind = ? and stage = ?", (game, *key, stage)))
+
+
+def mark_reminded(store, game: str, key: tuple, stage: str, at: str, message_id: str) -> bool:
+    """Record the notice; False (and nothing written) when it was recorded already."""
+    store._require_transaction("mark_reminded()")
+    cursor = store.conn.execute("insert or ignore into mail_reminders (game, player, round, step, kind, stage, at, "
+                                "message_id) values (?, ?, ?, ?, ?, ?, ?, ?)", (game, *key, stage, at, message_id))
+    return cursor.rowcount == 1
+
+
+def mail_state(store, game: str) -> dict | None:
+    """For ``pbem status``: the messages of ``game`` waiting to go out (``queued``), how many
+    of them failed at least once (``failing``) and the newest error; None for a game the
+    judge mails no one in and with nothing queued. One query, over the outbox's queued rows
+    (its (state, next_try_at) index) and the game's addresses."""
+    queued = "from outbox where state = 'queued' and game = :g"
+    row = store.conn.execute(
+        f"select (select count(*) {queued}), (select count(*) {queued} and last_error is not null), "
+        f"(select last_error {queued} and last_error is not null order by id desc limit 1), "
+        "exists (select 1 from mail_players where game = :g) "
+        "or exists (select 1 from mail_games where game = :g and list_address is not null)", {"g": game}).fetchone()
+    if not row[0] and not row[3]:
+        return None
+    return {"queued": row[0], "failing": row[1], "last_error": row[2]}
+
+
+def mail_states(store) -> dict[str, dict]:
+    """``mail_state`` of every game with anything queued, in one query."""
+    rows = _rows(store, "select game, count(*), count(last_error), (select last_error from outbox newest "
+                        "where newest.game = outbox.game and newest.state = 'queued' and newest.last_error is not null "
+                        "order by newest.id desc limit 1) from outbox where state = 'queued' group by game")
+    return {row[0]: {"queued": row[1], "failing": row[2], "last_error": row[3]} for row in rows}
+
+
+def last_fetch(store) -> dict | None:
+    """When the judge last went through an IMAP folder (``pbem mail fetch``): the newest
+    ``{"at", "account", "folder", "last_uid"}``, or None before any fetch."""
+    row = store.conn.execute("select checked_at, account, folder, last_uid from imap_folders "
+                             "order by checked_at desc limit 1").fetchone()
+    return None if row is None else {"at": row[0], "account": row[1], "folder": row[2], "last_uid": row[3]}

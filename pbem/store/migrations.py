@@ -142,6 +142,39 @@ def m006_imap(db: Database) -> None:
     )
 
 
+def m007_deadlines(db: Database) -> None:
+    # Per game: what the judge does about deadlines (pbem mail settings). A game without a
+    # row has no reminders, no grace, and late players get the documented default.
+    db.execute(
+        """
+        CREATE TABLE mail_deadlines (
+            game TEXT PRIMARY KEY NOT NULL,
+            remind_seconds INTEGER NOT NULL DEFAULT 0,
+            grace_seconds INTEGER NOT NULL DEFAULT 0,
+            on_late TEXT NOT NULL DEFAULT 'default'
+        )
+        """
+    )
+    # What pbem mail tick has sent about one request (player, round, step, kind): a
+    # reminder before it is due, a notice once it is late in a game that waits. Written in
+    # the same transaction as the outbox row, so each is sent once.
+    db.execute(
+        """
+        CREATE TABLE mail_reminders (
+            game TEXT NOT NULL,
+            player TEXT NOT NULL,
+            round INTEGER NOT NULL,
+            step INTEGER NOT NULL,
+            kind TEXT NOT NULL,
+            stage TEXT NOT NULL,
+            at TEXT NOT NULL,
+            message_id TEXT NOT NULL,
+            PRIMARY KEY (game, player, round, step, kind, stage)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -149,6 +182,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m004_judge,
     m005_snapshot_digest,
     m006_imap,
+    m007_deadlines,
 ]
 
 

@@ -28,7 +28,7 @@ from typing import Iterable
 from .errors import StoreError
 from .event import AT_FORMAT, AT_PATTERN
 
-KINDS = ("answer", "private", "summary", "result", "notice")
+KINDS = ("answer", "private", "summary", "result", "notice", "reminder")
 QUEUED, SENT = "queued", "sent"
 # RFC 3834: an answer to a player's message is auto-replied; everything else the judge
 # sends of its own accord is auto-generated. Either way, other robots do not answer it.

@@ -344,3 +344,14 @@ def test_a_connection_lost_mid_run_keeps_what_was_committed(dovecot, table):
         assert [(uid, r.outcome) for uid, r in again.results] == [(uids[1], "applied")]
         assert again.stopped is None
     assert table.seeds() == ["ani-1", "alex-2"] and flags(server) == {uids[0]: True, uids[1]: True}
+
+
+def test_status_and_games_show_the_last_fetch(dovecot, table, cli):
+    server = dovecot()
+    server.append(table.mail("ani"))
+    assert "last mail fetch: none recorded" in cli("games").stdout
+    cli(*fetch_args(server), env=env(server))
+    [folder] = table.query("select checked_at from imap_folders")
+    games = json.loads(cli("games", "--json").stdout)
+    assert games["last_fetch"]["at"] == folder[0] and games["last_fetch"]["folder"] == "INBOX"
+    assert f"last mail fetch: {folder[0].replace('T', ' ').replace('Z', ' UTC')}" in cli("status", "g1").stdout

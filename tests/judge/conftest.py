@@ -45,13 +45,13 @@ def mail(sender: str, body: str, subject: str = "[g1] move", message_id: str | N
 class Judge:
     """A game g1 with four players who have addresses; passwords captured from the welcome mail."""
 
-    def __init__(self, path, start: bool = True, signed_keys: dict | None = None):
+    def __init__(self, path, start: bool = True, signed_keys: dict | None = None, at: str = T0, **settings):
         self.store = Store(path)
-        settings = {"start": start}
+        settings["start"] = start
         if signed_keys:
             settings.update(require_signatures=True, keys=signed_keys)
         judge.create_game(self.store, "g1", "tortuga", list(PLAYERS), {},
-                          {p: f"{p}@example.org" for p in PLAYERS}, "table@lists.example.org", at=T0, **settings)
+                          {p: f"{p}@example.org" for p in PLAYERS}, "table@lists.example.org", at=at, **settings)
         self.passwords = {}
         for row in self.outbox():
             found = re.search(r"Your mail password for this game: (\S+)", row["body_text"])

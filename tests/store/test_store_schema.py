@@ -11,7 +11,8 @@ from pbem.store.migrations import MIGRATIONS
 
 AT = "2024-05-01T12:00:00Z"  # the store is given its times in tests, never the clock
 EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m004_judge",
-                  "m005_snapshot_digest", "m006_imap"]
+                  "m005_snapshot_digest", "m006_imap",
+                  "m007_deadlines"]
 
 
 def columns(db, table):
@@ -23,7 +24,7 @@ def test_blank_database_migrates_to_full_schema(db_path):
         db = store.db
         assert set(db.table_names()) == {"_migrations", "events", "secrets", "snapshots", "outbox",
                                          "mail_players", "mail_games", "mail_seen", "mail_strikes",
-                                         "imap_folders", "imap_unmarked"}
+                                         "imap_folders", "imap_unmarked", "mail_deadlines", "mail_reminders"}
         assert columns(db, "events") == [
             ("game", "TEXT"),
             ("seq", "INTEGER"),
@@ -83,6 +84,16 @@ def test_blank_database_migrates_to_full_schema(db_path):
         assert all(column.notnull for column in db["imap_folders"].columns)
         assert columns(db, "imap_unmarked") == [("account", "TEXT"), ("folder", "TEXT"), ("uid", "INTEGER")]
         assert db["imap_unmarked"].pks == ["account", "folder", "uid"]
+        assert columns(db, "mail_deadlines") == [("game", "TEXT"), ("remind_seconds", "INTEGER"),
+                                                 ("grace_seconds", "INTEGER"), ("on_late", "TEXT")]
+        assert db["mail_deadlines"].pks == ["game"]
+        deadlines = {column.name: column for column in db["mail_deadlines"].columns}
+        assert deadlines["on_late"].default_value == "'default'" and deadlines["remind_seconds"].default_value == "0"
+        assert columns(db, "mail_reminders") == [("game", "TEXT"), ("player", "TEXT"), ("round", "INTEGER"),
+                                                 ("step", "INTEGER"), ("kind", "TEXT"), ("stage", "TEXT"),
+                                                 ("at", "TEXT"), ("message_id", "TEXT")]
+        assert db["mail_reminders"].pks == ["game", "player", "round", "step", "kind", "stage"]
+        assert all(column.notnull for column in db["mail_reminders"].columns)
         rows = list(db.query("select name, applied_at from _migrations order by rowid"))
         assert [row["name"] for row in rows] == EXPECTED_NAMES
         assert all(len(row["applied_at"]) == 20 and row["applied_at"].endswith("Z") for row in rows)

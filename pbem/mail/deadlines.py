@@ -1,0 +1,257 @@
+"""Deadlines by mail: reminders before a request is due, and what happens once it is late.
+
+Per game (``pbem mail settings``): remind a player ``remind`` seconds before a request is
+due, allow ``grace`` seconds past the deadline, and then either apply the documented default
+(``on_late`` "default", what ``pbem nmr`` does) or only tell the player they are late
+("wait", for games that never default). ``tick(store, now)`` does whatever is due at
+``now``, each action once, so it is safe to run from cron every minute:
+
+- a reminder: the player's private message with a notice on top, queued in one
+  transaction with the record that it was sent (``mail_reminders``, keyed by player,
+  round, step and kind), so a request is reminded of once however often tick runs;
+- a default: ``commands.nmr`` (which checks the deadline itself), in one transaction with
+  the mail its events call for (the judge's write hook: the private messages, summaries);
+- in a game that waits, a notice to a late player, once, like a reminder.
+
+Each action re-reads the game inside its own transaction, so a move that arrived a moment
+before is never reminded of or defaulted. ``now`` is a parameter: nothing here reads the clock.
+"""
+
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from datetime import datetime, timedelta
+
+from ..store import judge as tables
+from . import judge
+
+AT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+REMINDER, LATE = "reminder", "late"
+# Defaults in one game in one tick: each one opens new requests (due later), so a handful
+# is the most that can be due at once; the bound only guards against a loop.
+MAX_DEFAULTS_PER_GAME = 64
+
+
+@dataclass
+class Action:
+    """One thing tick did (also its ``--json`` form)."""
+
+    game: str
+    player: str
+    action: str  # reminded | told late | defaulted | failed
+    round: int | None  # None (and player, kind, due "-") for a game that could not be read
+    step: int | None
+    kind: str
+    due: str
+    message_id: str | None = None
+    error: str | None = None
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+
+# ---------------------------------------------------------------------- settings
+
+
+def configure(store, game: str, remind: int | None = None, grace: int | None = None,
+              on_late: str | None = None) -> tables.Deadlines:
+    """Change ``game``'s deadline settings (None: keep as is); one transaction, and a
+    refusal changes nothing. A reminder must come before the deadline it reminds of."""
+    from ..protocol import commands
+    from ..protocol.errors import Refused
+    if on_late is not None and on_late not in tables.ON_LATE:
+        raise Refused(f"--on-late {on_late!r}: use default (apply the documented default) or wait (never default)")
+    with store.atomic():
+        session = commands.load(store, game)
+        old = tables.deadlines(store, game)
+        new = tables.Deadlines(old.remind if remind is None else remind, old.grace if grace is None else grace,
+                               old.on_late if on_late is None else on_late)
+        deadline = session.meta.get("deadline_seconds")
+        if (new.remind or new.grace) and not deadline:
+            raise Refused(f"game {game} has no deadline (pbem new --deadline 48h), so there is nothing to remind "
+                          f"of and no grace to give")
+        if new.remind and new.remind >= deadline:
+            raise Refused(f"a reminder {duration(new.remind)} before the deadline of game {game} would come before "
+                          f"the request itself (the deadline is {duration(deadline)}); give less than "
+                          f"{duration(deadline)}")
+        tables.set_deadlines(store, game, new)
+    return new
+
+
+def settings(store, game: str) -> dict:
+    """The game's deadline and what the judge does about it (the ``--json`` form)."""
+    from ..protocol import commands
+    session = commands.load(store, game)
+    return {"game": game, "deadline_seconds": session.meta.get("deadline_seconds"),
+            **tables.deadlines(store, game).as_dict()}
+
+
+def duration(seconds: int | None) -> str:
+    if not seconds:
+        return "none"
+    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"
+
+
+# ---------------------------------------------------------------------- tick
+
+
+def tick(store, now: str, game: str | None = None) -> list[Action]:
+    """Queue the reminders and apply the defaults that are due at ``now``, in every game
+    the judge mails (or only ``game``); each once. See the module docstring."""
+    from ..protocol import commands
+    from ..protocol.errors import Refused
+    judge.attach(store)
+    if game is not None:
+        commands.load(store, game)  # an unknown game is refused by name
+        if not tables.uses_mail(store, game):
+            raise Refused(f"game {game} has no addresses, so the judge mails no one in it "
+                          f"(pbem address {game} PLAYER EMAIL)")
+    actions: list[Action] = []
+    for name in [game] if game is not None else tables.mail_games(store):
+        try:
+            actions += _tick_game(store, name, now)
+        except _errors() as exc:  # a game that cannot be read (damaged, say) holds up no other
+            actions.append(Action(name, "-", "failed", None, None, "-", "-", error=_one_line(exc)))
+    return actions
+
+
+def owed(session) -> dict[tuple, dict]:
+    """What each player owes now, by request (player, round, step, kind: "commit" or
+    "reveal" in a sealed step, else the decision's kind), each with the ``since`` and ``due``
+    of ``reports.waiting``, in its order (which is the order ``nmr`` settles them in)."""
+    from ..protocol.reports import waiting
+    out = {}
+    for (player, what, _sealed, clock), entry in zip(session.owed(), waiting(session)):
+        out[(player, clock[1], clock[2], what)] = entry
+    return out
+
+
+def _tick_game(store, game: str, now: str) -> list[Action]:
+    from ..protocol import commands
+    actions = []
+    rules = tables.deadlines(store, game)
+    addresses = tables.mail_players(store, game)
+    failed = set()  # tried in this tick already: said once, tried again at the next tick
+    for _ in range(MAX_DEFAULTS_PER_GAME):
+        session = commands.load(store, game)
+        if not session.meta.get("deadline_seconds"):
+            return actions
+        defaulted = False
+        first_of = {}
+        for key, entry in owed(session).items():
+            first_of.setdefault(entry["player"], key)
+        for key, entry in owed(session).items():
+            if "due" not in entry:
+                continue
+            player, late_at = key[0], later(entry["due"], rules.grace)
+            if now >= late_at and rules.on_late == "default":
+                # nmr settles the first thing a player owes: that one decides
+                if first_of[player] == key and (key, "default") not in failed:
+                    done = _default(store, game, key, entry["due"], now, late_at)
+                    if done is not None:
+                        actions.append(done)
+                        if done.action == "failed":
+                            failed.add((key, "default"))
+                        else:  # the game moved on: read it again
+                            defaulted = True
+                            break
+                continue
+            if player not in addresses:
+                continue
+            stage = LATE if now >= late_at else REMINDER
+            if stage == REMINDER and not (rules.remind and now >= later(entry["due"], -rules.remind)):
+                continue
+            if (key, stage) not in failed and not tables.reminded(store, game, key, stage):
+                done = _notify(store, game, key, entry["due"], stage, now, rules)
+                if done is not None:
+                    actions.append(done)
+                    if done.action == "failed":
+                        failed.add((key, stage))
+        if not defaulted:
+            return actions
+    return actions
+
+
+def _default(store, game: str, key: tuple, due: str, now: str, late_at: str) -> Action | None:
+    from ..protocol import commands
+    player, round_, step, kind = key
+    try:
+        with store.transaction():
+            entry = owed(commands.load(store, game)).get(key)
+            if entry is None or entry.get("due") != due:
+                return None  # answered (or settled) a moment ago
+            commands.nmr(store, game, player, at=now)
+    except _errors() as exc:
+        return Action(game, player, "failed", round_, step, kind, due, error=_one_line(exc))
+    return Action(game, player, "defaulted", round_, step, kind, due)
+
+
+def _notify(store, game: str, key: tuple, due: str, stage: str, now: str, rules) -> Action | None:
+    from ..protocol import commands
+    player, round_, step, kind = key
+    try:
+        with store.transaction():
+            session = commands.load(store, game)
+            entry = owed(session).get(key)
+            if entry is None or entry.get("due") != due:
+                return None  # answered a moment ago
+            row = tables.mail_player(store, game, player)
+            notice = _notice(game, key, due, stage, now, rules, row.tz if row else None)
+            subject = (f"{judge.subject_tag(game)} {'reminder' if stage == REMINDER else 'late'}: your {_what(kind)} "
+                       f"(round {round_}, step {step}) {'is' if now < due else 'was'} due {due[:16].replace('T', ' ')} UTC")
+            message_id = judge.queue_private(store, session, player, now, notice=notice, kind="reminder",
+                                             subject=subject)
+            if message_id is None or not tables.mark_reminded(store, game, key, stage, now, message_id):
+                raise _AlreadyDone()
+    except _AlreadyDone:
+        return None
+    except _errors() as exc:
+        return Action(game, player, "failed", round_, step, kind, due, error=_one_line(exc))
+    return Action(game, player, "reminded" if stage == REMINDER else "told late", round_, step, kind, due,
+                  message_id=message_id)
+
+
+class _AlreadyDone(Exception):
+    """Roll the notice back: another tick sent it (or the player has no address now)."""
+
+
+def _notice(game: str, key: tuple, due: str, stage: str, now: str, rules, tz: str | None) -> str:
+    from ..render.times import shown
+    player, round_, step, kind = key
+    what = f"your {_what(kind)} in game {game} (round {round_}, step {step})"
+    late_at = later(due, rules.grace)
+    if stage == LATE:
+        lines = [f"LATE: {what} was due {shown(due, tz)}.",
+                 "This game waits for late players: nothing was applied for you, and everyone waits for "
+                 "your move. Please send it now."]
+    else:
+        lines = [f"REMINDER: {what} {'is' if now < due else 'was'} due {shown(due, tz)}."]
+        if rules.on_late == "wait":
+            lines.append("This game waits for late players, but everyone waits for you: please send it in time.")
+        elif late_at == due:
+            lines.append("If nothing has arrived by then, the judge applies the default shown below.")
+        else:
+            lines.append(f"If nothing has arrived by {shown(late_at, tz)} (the deadline and "
+                         f"{duration(rules.grace)} of grace), the judge applies the default shown below.")
+    return "\n".join(lines) + "\n\n"
+
+
+def _what(kind: str) -> str:
+    return {"commit": "sealed choice", "reveal": "reveal"}.get(kind, f"{kind} decision")
+
+
+def later(at: str, seconds: int) -> str:
+    return (datetime.strptime(at, AT_FORMAT) + timedelta(seconds=seconds)).strftime(AT_FORMAT)
+
+
+def _one_line(exc: Exception) -> str:
+    return " ".join(str(exc).split())[:500] or type(exc).__name__
+
+
+def _errors():
+    from ..protocol.errors import ProtocolError
+    from ..store.errors import StoreError
+    return (ProtocolError, StoreError)
