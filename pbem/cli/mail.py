@@ -91,12 +91,17 @@ def send(smtp: Annotated[Optional[str], typer.Option("--smtp", callback=_check_s
     if report.left:
         totals.append(f"{report.left} not tried")
     lines.append(", ".join(totals) if report.results or report.left else "nothing due to send")
-    emit(report.as_dict(), as_json, "\n".join(lines))
+    data, problem = report.as_dict(), None
     if not report.ok:
         waiting = len(report.failed) + report.left
         reason = f"stopped: {report.stopped}; " if report.stopped else ""
-        fail(f"{reason}{waiting} message{'s' if waiting != 1 else ''} stay{'' if waiting != 1 else 's'} "
-             "queued for the next 'pbem mail send' (see 'pbem mail outbox')")
+        problem = (f"{reason}{waiting} message{'s' if waiting != 1 else ''} stay{'' if waiting != 1 else 's'} "
+                   "queued for the next 'pbem mail send' (see 'pbem mail outbox')")
+        data.update(error=problem, code=1)  # one JSON document: the report, with the error in it
+    emit(data, as_json, "\n".join(lines))
+    if problem:
+        typer.echo(f"pbem: {problem}", err=True)
+        raise typer.Exit(1)
 
 
 @app.command("outbox")

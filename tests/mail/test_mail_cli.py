@@ -63,6 +63,18 @@ def test_a_failure_exits_1_with_one_line_and_stays_queued(cli, store, put, smtp_
     assert rows(store) == [(1, "sent", 1), (2, "queued", 1), (3, "sent", 1)]
 
 
+def test_a_failure_under_json_is_one_document_with_the_report_and_the_error(cli, store, put, smtp_server):
+    import json
+    server = smtp_server()
+    server.handler.refuse = {"p1@example.org": "550 5.1.1 unknown user"}
+    put(store, 1)
+    result = cli("mail", "send", *smtp_args(server.port), "--json")
+    assert result.exit_code == 1
+    data = json.loads(result.stdout)  # exactly one JSON document
+    assert data["code"] == 1 and "1 message stays queued" in data["error"]
+    assert [r["outcome"] for r in data["results"]] == ["failed"]
+
+
 def test_no_server_exits_1_and_touches_nothing(cli, store, put):
     import socket
 
