@@ -142,8 +142,7 @@ def queue_private(store, session, player: str, at: str, notice: str = "", kind: 
     text = notice + (summary.render_private(session, player, "text", tz=row.tz)[1] if session.started else
                      _not_started(session)) + _how_to_reply(session, player)
     html = None
-    where = (f"round {session.state.round} step {session.state.step}" if session.state is not None
-             else "before the start")
+    where = "before the start" if session.state is None else _where(session)
     subject = subject or f"{subject_tag(session.game_id)} private message for {player}: {where}"
     return outbox.queue(store, game=session.game_id, kind=kind, recipient=row.address, subject=subject,
                         text=text, html=html, in_reply_to=in_reply_to, at=at, domain=_domain(store))
@@ -205,9 +204,28 @@ def _how_to_reply(session, player: str) -> str:
     return "\n".join(lines) + "\n"
 
 
+def _where(session) -> str:
+    """Round and phase as the player's private message names them ("round 2, roll step 3")."""
+    phase = session.rules.view(session.state, None).get("phase")
+    step = f" step {session.state.step}" if phase == "roll" else ""
+    return f"round {session.state.round}, {phase}{step}" if phase else f"round {session.state.round}"
+
+
 def _domain(store) -> str:
-    """The domain of the Message-IDs the judge makes: its own address's, once known."""
-    return getattr(store, "mail_domain", None) or "pbem.invalid"
+    """The domain of the Message-IDs the judge makes: its own address's (from ingest, else
+    $PBEM_JUDGE_ADDRESS or the mail config file's judge_address), else pbem.invalid."""
+    domain = getattr(store, "mail_domain", None)
+    if domain is None:
+        import os
+        from .config import MailConfigError, load_config
+        address = os.environ.get("PBEM_JUDGE_ADDRESS")
+        if not address:
+            try:
+                address = load_config(None, os.environ).judge_address
+            except (MailConfigError, OSError):
+                address = None
+        domain = store.mail_domain = (address or "").rpartition("@")[2].lower() or "pbem.invalid"
+    return domain
 
 
 # ---------------------------------------------------------------------- addresses

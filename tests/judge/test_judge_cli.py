@@ -100,3 +100,13 @@ def test_a_maildir_that_is_not_one_is_a_one_line_refusal(pbem, tmp_path):
     pbem("new", "g1", "--players", "ani,alex")
     result = pbem("mail", "ingest", "--maildir", tmp_path, code=1)
     assert "is not a Maildir" in result.stderr
+
+
+def test_mail_queued_from_the_command_line_has_the_judges_domain(pbem, tmp_path, monkeypatch):
+    config = tmp_path / "config" / "pbem" / "mail.toml"
+    config.parent.mkdir(parents=True)
+    config.write_text('judge_address = "judge@tortuga.example.net"\n')
+    pbem("new", "g1", "--players", "ani=ani@example.org,alex=alex@example.org", "--now")
+    rows = outbox(pbem)
+    assert rows and all(r["message_id"].endswith("@tortuga.example.net>") for r in rows)
+    assert all(", roll step 1" in r["subject"] for r in rows)
