@@ -92,8 +92,13 @@ def ingest_many(store, messages, clock, judge_addresses: tuple[str, ...] = (), b
             break
         with store.transaction():
             for raw in chunk:
-                with store.atomic():
-                    pending.append(_one(store, raw, clock(), judge_addresses, read_message, MailError, screen))
+                now = clock()
+                try:
+                    with store.atomic():
+                        pending.append(_one(store, raw, now, judge_addresses, read_message, MailError, screen))
+                except Exception as exc:  # noqa: BLE001 - one message must never stop the judge's mail
+                    with store.atomic():  # its savepoint is undone; record it, so it is not read forever
+                        pending.append(_failed(store, raw, now, exc))
             if before_commit is not None:
                 before_commit(pending)
         results += pending
@@ -101,6 +106,17 @@ def ingest_many(store, messages, clock, judge_addresses: tuple[str, ...] = (), b
             on_commit(pending)
         pending = []
     return results
+
+
+def _failed(store, raw: bytes, now: str, exc: Exception) -> Result:
+    """A message the judge could not act on for a reason of its own (a bug, a damaged
+    database): nothing of it stays, it is recorded as seen by its bytes (a copy the sender
+    makes again is read again), and the moderator reads why in the command's output."""
+    digest = "sha256:" + hashlib.sha256(raw).hexdigest()
+    result = Result(digest, f"failed: {_one_line(exc)[:300]}")
+    if not tables.seen(store, [digest]):
+        tables.mark_seen(store, [digest], None, "", now, result.outcome[:200])
+    return result
 
 
 def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, screen) -> Result:
@@ -123,6 +139,10 @@ def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, 
         result.outcome = stop.outcome
         if stop.answer is not None:
             _answer(store, msg, result, stop.answer, now)
+    if result.outcome.startswith("not answered: ") and not result.game:
+        # a list's or a robot's copy is known by its bytes alone: the player's own copy
+        # of the same message (the same Message-ID) is still read when it arrives
+        keys = [digest]
     tables.mark_seen(store, keys, result.game, msg.sender, now, result.outcome[:200])
     return result
 
@@ -133,9 +153,6 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
         raise _Stop(f"not answered: {reason}")
     if not msg.sender:
         raise _Stop("not answered: no sender address")
-    hour_ago = _earlier(now, 3600)
-    if tables.strikes_since(store, msg.sender, "password", hour_ago) >= PASSWORD_STRIKES:
-        raise _Stop("not answered: too many wrong passwords from this address in the last hour")
     registered = tables.players_at(store, msg.sender)
     if not registered:
         if tables.strikes_since(store, msg.sender, "unknown", _earlier(now, 86400)):
@@ -163,11 +180,25 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
     else:
         broken = None
     from ..protocol import commands
-    session = commands.load(store, row.game)
+    from ..protocol.errors import ProtocolError
+    try:
+        session = commands.load(store, row.game)
+    except ProtocolError as exc:  # a damaged game takes no moves until the moderator repairs it
+        raise _Stop("refused: game cannot be read", f"Nothing was done: {_one_line(exc)}. Your moderator "
+                                                    f"has to look at it; send your move again later.") from None
     signed_game = bool(session.meta.get("require_signatures"))
     acting = [c for c in reading.commands if c.verb not in ("status", "private", "help")]
-    if (acting or blocks) and not signed_game:
+    if signed_game:
+        # nothing but a signed block can show who sent it: a From: header is easy to forge
+        for command in acting:
+            result.lines.append({"line": command.line[:200], "ok": False,
+                                 "text": "this game takes moves only as signed blocks (pbem seal / pbem decide "
+                                         "--key YOUR.key); paste the block into your mail"})
+        reading.commands = [c for c in reading.commands if c not in acting]
+    elif acting or blocks:
         _authenticate(store, msg, reading, row, now)
+    elif _locked_out(store, msg.sender, now):
+        raise _Stop("not answered: too many wrong passwords from this address in the last hour")
     if broken:
         result.lines.append({"line": "(submission block)", "ok": False, "text": broken})
     with judge.one_mail(store, session, now):  # private messages as they stand after the whole mail
@@ -202,14 +233,31 @@ def _route(store, msg, reading, registered):
 def _authenticate(store, msg, reading, row, now: str) -> None:
     from .passwords import check_password
     if not reading.password:
+        if _locked_out(store, msg.sender, now):
+            raise _Stop("not answered: too many wrong passwords from this address in the last hour")
         raise _Stop("refused: no password", "Nothing was done: add a line 'password YOUR-MAIL-PASSWORD' (from "
                                             "your first private message of this game) to every message that "
                                             "changes something.")
     if not check_password(reading.password, row.password_hash):
+        locked = _locked_out(store, msg.sender, now)  # five answered already: a guesser is not
         tables.strike(store, msg.sender, "password", now)
+        if locked:
+            raise _Stop("not answered: too many wrong passwords from this address in the last hour")
         raise _Stop("refused: wrong password", "Nothing was done: the password is not the one of this game. "
                                                "It is in your first private message; ask the moderator for a new "
                                                "one (pbem address ... --new-password) if it is lost.")
+
+
+def _reply_id(msg) -> str | None:
+    from ..store.outbox import MESSAGE_ID_PATTERN
+    return msg.message_id if msg.message_id and MESSAGE_ID_PATTERN.fullmatch(msg.message_id) else None
+
+
+def _locked_out(store, address: str, now: str) -> bool:
+    """Five wrong passwords from one address within an hour: the judge stops answering
+    mail from it that lacks the right password (mail with it is still acted on: a forger
+    must not be able to lock a player out of their own game)."""
+    return tables.strikes_since(store, address, "password", _earlier(now, 3600)) >= PASSWORD_STRIKES
 
 
 def _apply_blocks(store, row, text: str, blocks, signed_game: bool, now: str, result: Result) -> None:
@@ -241,7 +289,7 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
         if command.verb == "status":
             return True, _status_text(store, game, session, row.tz), None
         if command.verb == "private":
-            judge.queue_private(store, session, player, now, in_reply_to=msg.message_id)
+            judge.queue_private(store, session, player, now, in_reply_to=_reply_id(msg))
             return True, "your private message is on its way again", None
         before = store.head(game)
         if command.verb == "commit":
@@ -257,10 +305,17 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
             after = commands.add_client_seed(store, game, player, command.args[0], at=now)
             done = "client seed recorded"
         else:
-            if any(r.sealed for r in session.requests_of(player)):
+            step = session.sealed
+            owes_open = any(not r.sealed for r in session.requests_of(player))
+            if step is not None and player in step.owes_commit() and not owes_open:
                 return False, (f"not a command; you owe a sealed choice: send 'seal {_shown(command.args[0])}' "
                                f"to have the judge seal it (or commit HASH with pbem seal)"), None
-            after = commands.decide(store, game, player, command.args[0], at=now)
+            # named to the step it answers: a bare choice by mail repeats only a decision of this
+            # step (the same mail twice is caught by its Message-ID); an earlier decision with the
+            # same text must not make an illegal choice now look "already recorded"
+            state = session.state
+            after = commands.decide(store, game, player, command.args[0],
+                                    round_step=(state.round, state.step) if state is not None else None, at=now)
             done = "decision recorded"
         if store.head(game) == before:
             return True, "already recorded; nothing changed", after
@@ -297,11 +352,15 @@ def _answer_text(store, row, result: Result, session) -> str:
 
 def _answer(store, msg, result: Result, text: str, now: str) -> None:
     from ..store import outbox
+    from ..store.outbox import MESSAGE_ID_PATTERN
     address = result.address or msg.sender
-    subject = msg.subject if msg.subject.lower().startswith("re:") else f"Re: {msg.subject}".strip()
-    refs = tuple(msg.references) + ((msg.message_id,) if msg.message_id else ())
+    clean = "".join(c for c in msg.subject if c.isprintable())
+    subject = clean if clean.lower().startswith("re:") else f"Re: {clean}".strip()
+    ids = [i for i in (*msg.references, msg.message_id) if i and MESSAGE_ID_PATTERN.fullmatch(i)]
+    refs = tuple(dict.fromkeys(ids))
+    reply_to = _reply_id(msg)
     outbox.queue(store, game=result.game or NO_GAME, kind="answer", recipient=address, subject=subject[:200],
-                 text=text + "\n", in_reply_to=msg.message_id, references=refs[-10:], at=now,
+                 text=text + "\n", in_reply_to=reply_to, references=refs[-10:], at=now,
                  domain=judge._domain(store))
     result.answered = True
 

@@ -230,14 +230,13 @@ def _domain(store) -> str:
 
 # ---------------------------------------------------------------------- addresses
 
-ADDRESS = __import__("re").compile(r"^[A-Za-z0-9._%+'=-]+@[A-Za-z0-9-]+(\.[A-Za-z0-9-]+)*$")
-
-
 def check_address(address: str) -> str:
-    """A plain address (name@example.org), lower-cased; a one-line refusal otherwise."""
+    """A plain address (name@example.org), lower-cased; a one-line refusal otherwise. The
+    outbox's own pattern: an address taken here can always be mailed."""
     from ..protocol.errors import Refused
+    from ..store.outbox import ADDRESS_PATTERN
     text = (address or "").strip()
-    if len(text) > 254 or not ADDRESS.match(text):
+    if len(text) > 254 or not ADDRESS_PATTERN.fullmatch(text):
         shown = text[:80] + ("…" if len(text) > 80 else "")
         raise Refused(f"{shown!r} is not a plain email address; give one like ani@example.org "
                       f"(no name, no angle brackets)")

@@ -63,11 +63,22 @@ def test_wrong_passwords_are_counted_and_then_ignored_for_an_hour(game):
     for _ in range(5):
         assert game.send("ani", "password wrong-wrong-wrong\nseal A").outcome == "refused: wrong password"
     answers = len(game.outbox("answer"))
-    result = game.send("ani", f"password {game.passwords['ani']}\nstatus")
-    assert result.outcome.startswith("not answered: too many wrong passwords") and not result.answered
+    for body in ("password wrong-wrong-wrong\nseal A", "status"):
+        result = game.send("ani", body)
+        assert result.outcome.startswith("not answered: too many wrong passwords") and not result.answered
     assert len(game.outbox("answer")) == answers
     game.minute += 61
     assert game.send("ani", "status").answered
+
+
+def test_a_forger_cannot_lock_a_player_out_of_their_own_game(game):
+    """Strikes count against the From: address, which anyone can forge: mail with the right
+    password is still acted on, so forged mail cannot make the player miss a move."""
+    for _ in range(6):
+        game.send("ani", "password guessed-by-mallory\nseal A")
+    result = game.send("ani", f"password {game.passwords['ani']}\nseal {default_select(game, 'ani')}")
+    assert result.outcome == "applied" and result.answered
+    assert game.log()[-1]["kind"] == "commit"
 
 
 def test_another_players_password_does_not_work(game):
@@ -162,18 +173,36 @@ def test_a_resolved_step_queues_the_summary_for_everyone_and_the_list(game):
         [f"{p}@example.org" for p in ("ani", "alex", "frank", "lothar")] + ["table@lists.example.org"])
 
 
-def test_one_transaction_a_failing_answer_leaves_nothing(game, monkeypatch):
+def test_one_transaction_a_failing_answer_leaves_nothing_and_never_stops_the_mail(game, monkeypatch):
+    """A message the judge fails on (here its answer cannot be queued) leaves no event and
+    no mail, is recorded as seen by its bytes only, and the messages after it are read."""
     from pbem.mail import ingest
     before = game.frozen()
+    real = ingest._answer
 
     def boom(*args, **kwargs):
         raise RuntimeError("disk full")
     monkeypatch.setattr(ingest, "_answer", boom)
-    with pytest.raises(RuntimeError):
-        game.send("ani", f"password {game.passwords['ani']}\nseal {default_select(game, 'ani')}")
+    result = game.send("ani", f"password {game.passwords['ani']}\nseal {default_select(game, 'ani')}")
+    assert result.outcome == "failed: disk full" and not result.answered
     assert game.frozen() == before
-    seen = game.store.conn.execute("select count(*) from mail_seen").fetchone()[0]
-    assert seen == 0
+    seen = game.store.conn.execute("select key, outcome from mail_seen").fetchall()
+    assert seen == [(result.key, "failed: disk full")] and result.key.startswith("sha256:")
+    monkeypatch.setattr(ingest, "_answer", real)
+    assert game.send("alex", "status").answered
+
+
+def test_a_message_id_the_outbox_refuses_is_left_out_of_the_answer_not_fatal(game, helpers):
+    """Message-IDs without '@', References that are not ids, control characters in a subject:
+    the answer threads on what is well formed, and the batch goes on."""
+    from pbem.mail import ingest
+    raws = [helpers.mail("ani@example.org", "status", message_id="<12345.local>", subject="[g1] hi\x07"),
+            helpers.mail("alex@example.org", "status", headers={"References": "<abc>"}),
+            helpers.mail("mallory@example.net", "status", message_id="<x y>")]
+    results = ingest.ingest_many(game.store, raws, lambda: helpers.at(9))
+    assert [r.answered for r in results] == [True, True, True]
+    answers = game.outbox("answer")[-3:]
+    assert answers[0]["in_reply_to"] is None and "\x07" not in answers[0]["subject"]
 
 
 def test_a_mail_with_several_decisions_gets_one_private_message_as_things_stand_after_it(make_judge, helpers):
@@ -237,4 +266,65 @@ def test_a_bare_choice_while_a_sealed_one_is_owed_says_how_to_seal_it(game):
     result = game.send("ani", f"password {game.passwords['ani']}\nB,C\nCheers, Ani")
     assert [line["ok"] for line in result.lines] == [False, False]
     assert result.lines[0]["text"].startswith("not a command; you owe a sealed choice: send 'seal B,C'")
+    assert game.frozen()[0] == before
+
+
+def test_an_earlier_decision_sent_again_when_it_is_illegal_now_is_refused_not_already_recorded(game):
+    """A bare choice by mail repeats only a decision of the step it is sent in: a player who
+    sends last step's decision again, where it is not allowed now, is told what is legal
+    (not "already recorded", after which they would wait, and be defaulted)."""
+    from pbem.games.base import ChoiceError
+    from pbem.protocol import reports
+    decided: dict[str, set] = {}
+    for _ in range(400):
+        session = game.session()
+        if session.finished:
+            break
+        for request in session.pending():
+            if request.sealed:
+                continue
+            for earlier in sorted(decided.get(request.player, ())):
+                try:
+                    session.rules.check(session.state, request.player, earlier)
+                except ChoiceError as exc:
+                    if "owes no" in str(exc):
+                        continue
+                    result = game.send(request.player, f"password {game.passwords[request.player]}\n{earlier}")
+                    assert not result.lines[0]["ok"], result.lines
+                    assert "legal:" in result.lines[0]["text"] or "not allowed" in result.lines[0]["text"]
+                    return
+        owed = reports.waiting(session)[0]
+        player = owed["player"]
+        kind = session.sealed.kind if owed["sealed"] else owed["kind"]
+        choice = session.rules.default(session.state, player, kind)
+        verb = "seal " if owed["sealed"] else ""
+        assert game.send(player, f"password {game.passwords[player]}\n{verb}{choice}").outcome == "applied"
+        if not owed["sealed"]:
+            decided.setdefault(player, set()).add(choice)
+    pytest.fail("no game state reached where an earlier decision is illegal")
+
+
+def test_a_list_copy_does_not_make_the_players_own_copy_a_duplicate(game, helpers):
+    """The same message (one Message-ID) reaches the judge twice when the player copies the
+    game's list: the list's copy is not answered, and the player's own copy is acted on."""
+    from pbem.mail import ingest
+    body = f"password {game.passwords['ani']}\nseal {default_select(game, 'ani')}"
+    listed = helpers.mail("ani@example.org", body, message_id="<move1@example.org>",
+                          headers={"List-Id": "<g1.lists.example.org>"})
+    direct = helpers.mail("ani@example.org", body, message_id="<move1@example.org>")
+    assert ingest.ingest(game.store, listed, helpers.at(5)).outcome.startswith("not answered")
+    assert ingest.ingest(game.store, direct, helpers.at(6)).outcome == "applied"
+    assert game.log()[-1]["kind"] == "commit"
+
+
+def test_in_a_signed_game_only_signed_blocks_act(make_judge):
+    """No password in a game with signatures, so nothing but a signed block may change it:
+    a forged From: cannot set a client seed or anything else."""
+    from pbem.protocol.signing import generate_keypair
+    keys = {p: generate_keypair()[1] for p in ("ani", "alex", "frank", "lothar")}
+    game = make_judge(start=False, signed_keys=keys)
+    before = game.frozen()[0]
+    result = game.send("ani", "client-seed chosen by a forger\nseal A\nstatus")
+    assert [line["ok"] for line in result.lines] == [False, False, True]
+    assert "only as signed blocks" in result.lines[0]["text"]
     assert game.frozen()[0] == before

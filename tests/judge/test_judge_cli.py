@@ -110,3 +110,9 @@ def test_mail_queued_from_the_command_line_has_the_judges_domain(pbem, tmp_path,
     rows = outbox(pbem)
     assert rows and all(r["message_id"].endswith("@tortuga.example.net>") for r in rows)
     assert all(", roll step 1" in r["subject"] for r in rows)
+
+
+def test_an_address_the_outbox_could_not_mail_is_refused_at_once(pbem):
+    pbem("new", "g1", "--players", "ani,alex", "--now")
+    refused = pbem("address", "g1", "ani", "a..b@example.org", code=1)
+    assert "not a plain email address" in refused.stderr
