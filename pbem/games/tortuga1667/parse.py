@@ -131,6 +131,8 @@ def why_illegal(s: State, player: str, kind: str, choice: str) -> tuple[str, str
               "governor": "the governor of Tortuga"}
     if kind == "action" and w[0] in needs and needs[w[0]] not in ranks:
         return "no-rank", f"only {titles[needs[w[0]]]} may {w[0]}"
+    if w[0] in ("peek", "force") and len([c for c in s.row if c is not None]) < 2:
+        return "row-short", "only one card is left in the row: reveal it"
     if w[0] in ("peek", "reveal", "force", "pick"):
         nums = [int(x) for x in w[-1].replace(",", " ").split()] if w[0] != "force" else \
             [int(x) for x in w[2].split(",")]
@@ -141,8 +143,6 @@ def why_illegal(s: State, player: str, kind: str, choice: str) -> tuple[str, str
         empty = [x for x in nums if not 1 <= x <= len(s.row) or s.row[x - 1] is None]
         if empty:
             return "empty-slot", f"slot {empty[0]} holds no card"
-        if w[0] in ("peek", "force"):
-            return "row-short", "only one card is left in the row: reveal it"
     if w[0] in ("vote", "top", "discard"):
         return "no-such-card", f"your hand has {len(s.hands[player])} card(s)"
     if w[0] == "move":
