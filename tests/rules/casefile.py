@@ -61,7 +61,8 @@ BOARD_KEYS = {"boat", "pirate", "tortuga", "fleet", "crew", "island", "tiles", "
 
 
 def load_cases(path: Path | None = None) -> list[tuple[str, dict]]:
-    paths = [path] if path else sorted(CASES_DIR.glob("*.toml"))
+    # Tortuga 1667 cases (1667-*.toml) have their own reader: casefile1667.py
+    paths = [path] if path else sorted(p for p in CASES_DIR.glob("*.toml") if not p.name.startswith("1667-"))
     cases = []
     for p in paths:
         data = tomllib.loads(p.read_text(encoding="utf-8"))

@@ -1,0 +1,76 @@
+"""Tortuga 1667 (hidden loyalties, 4-9 players): pure rules behind ``pbem.games.base``.
+
+Not registered in ``pbem.games.GAMES`` yet: the treasure maps and the advanced set-up are
+still to come (docs/rules-1667.md says what is built).
+"""
+
+from __future__ import annotations
+
+from ..base import MAX_OPTIONS, Request
+from . import legal
+from .engine import apply, check, owed
+from .model import MAX_PLAYERS, MIN_PLAYERS, State
+from .setup import check_players, setup
+from .views import view
+
+NAME = "tortuga1667"
+OPTIONS: dict = {}
+
+__all__ = ["NAME", "MIN_PLAYERS", "MAX_PLAYERS", "setup", "pending", "check", "apply", "default",
+           "view", "result", "to_json", "from_json", "check_players", "State"]
+
+
+def pending(state: State) -> list[Request]:
+    """Every open request: a vote asks each voter at once, sealed; anything else is open."""
+    out = []
+    for player, kind, entry in owed(state):
+        options = legal.options(state, player, kind, entry)
+        out.append(Request(
+            player=player, kind=kind, sealed=kind == "vote", round=state.turn_no,
+            step=state.vote_no, default=legal.default(state, player, kind, entry),
+            syntax=legal.SYNTAX[kind],
+            options=tuple(options) if len(options) <= MAX_OPTIONS else None,
+            prompt=legal.describe(options),
+        ))
+    return out
+
+
+def default(state: State, player: str, kind: str) -> str:
+    for p, k, entry in owed(state):
+        if p == player and k == kind:
+            return legal.default(state, player, kind, entry)
+    raise ValueError(f"{player} owes no {kind} choice now")
+
+
+def result(state: State) -> dict | None:
+    """Once the Armada has ended the game: the winning side, the team totals, every
+    loyalty. A player's score is their team's treasure (the Dutch player: the tie)."""
+    if state.phase != "over":
+        return None
+    outcome = state.outcome
+    totals = outcome["totals"]
+    winner = outcome["winner"]
+    scores = {}
+    for p in state.players:
+        team = state.loyalty[p]
+        scores[p] = {"team": team, "total": totals.get(team, totals["british"] if team == "dutch" else 0)}
+    if winner == "draw":
+        winners = [p for p in state.players if state.loyalty[p] != "dutch"]
+    else:
+        winners = [p for p in state.players if state.loyalty[p] == winner]
+    return {"winner": winner, "totals": totals, "loyalty": dict(state.loyalty),
+            "scores": scores, "winners": winners}
+
+
+def bot(seed, style: str = "random"):
+    """A bot player: ``bot.choose(state, player, kind) -> choice text``."""
+    from .bots import RandomBot
+    return RandomBot(seed)
+
+
+def to_json(state: State) -> dict:
+    return state.to_json()
+
+
+def from_json(data: dict) -> State:
+    return State.from_json(data)

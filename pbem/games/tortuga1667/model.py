@@ -1,0 +1,147 @@
+"""Tortuga 1667 state and card tables: plain data with a lossless JSON form.
+
+The rules never change a state they were given: ``State.copy`` makes a deep copy (the
+state is small) which ``engine.apply`` changes and returns.
+
+Tables here are data (see docs/rules-1667.md for the rulings behind the marked ones):
+the loyalty table by player count, the vote deck, and the event deck.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field, fields
+
+SHIPS = ("dutchman", "jolly")  # the Flying Dutchman and the Jolly Roger
+SHIP_NAMES = {"dutchman": "Flying Dutchman", "jolly": "Jolly Roger"}
+HOLDS = ("british", "french")
+TEAMS = ("british", "french", "dutch")
+SHIP_ROOM = 5
+HAND_SIZE = 3
+ROW_SIZE = 5
+GALLEON_START, TORTUGA_START = 4, 2
+TREASURES = GALLEON_START + TORTUGA_START + len(SHIPS)  # one per captain at set-up
+
+# players -> (British, French, Dutch) loyalty cards
+LOYALTY = {4: (2, 2, 0), 5: (2, 2, 1), 6: (3, 3, 0), 7: (3, 3, 1), 8: (4, 4, 0), 9: (4, 4, 1)}
+MIN_PLAYERS, MAX_PLAYERS = min(LOYALTY), max(LOYALTY)
+
+# RULING vote-deck: 40 vote cards, 12 cannons, 12 water, 16 torches (30/30/40 per cent);
+# under each top, half the cards carry a British flag and half a skull, crossed evenly.
+ATTACK_TOPS = (("cannon", 12), ("water", 12), ("torch", 16))
+
+
+def _vote_cards() -> tuple[tuple[str, str, str], ...]:
+    cards = []
+    for top, count in ATTACK_TOPS:
+        for k in range(count):
+            flag = "british" if k % 2 == 0 else "french"
+            mark = "skull" if (k // 2) % 2 == 0 else "blank"
+            cards.append((top, flag, mark))
+    return tuple(cards)
+
+
+VOTE_CARDS = _vote_cards()  # card id -> (attack top, brawl flag, mutiny mark)
+
+
+def vote_face(card: int) -> str:
+    return " ".join(VOTE_CARDS[card])
+
+
+# Event cards: name -> copies in the box. Starred cards: three are drawn per game.
+# RULING starred-cards: only the four starred cards the rules describe are in the box.
+# Not yet built (this slice): the three treasure maps (fountain, atlantis, eldorado).
+EVENT_COUNTS = {"pistol": 2, "marque": 4, "blackspot": 3, "albatross": 3}
+STARRED = ("powder", "fever", "bells", "storm")
+STARRED_IN_PLAY = 3
+ARMADA = "armada"
+EVENT_NAMES = {
+    "pistol": "Pistol", "marque": "Letter of Marque", "blackspot": "Black Spot",
+    "albatross": "Albatross", "powder": "Black Powder", "fever": "Cabin Fever",
+    "bells": "Eight Bells", "storm": "Stormy Seas", "armada": "Spanish Armada",
+}
+
+
+@dataclass(slots=True)
+class State:
+    players: list
+    loyalty: dict = field(default_factory=dict)  # player -> british | french | dutch
+    hands: dict = field(default_factory=dict)  # player -> sorted vote card ids
+    vote_deck: list = field(default_factory=list)  # top first
+    ships: dict = field(default_factory=dict)  # ship -> players, captain first
+    tortuga: list = field(default_factory=list)  # governor first
+    rowboats: dict = field(default_factory=dict)  # ship -> the player in its rowboat, or None
+    sunk: bool = False  # Black Powder sank both rowboats
+    holds: dict = field(default_factory=dict)  # dutchman | jolly | tortuga -> {british, french}
+    galleon: int = GALLEON_START
+    loose: int = TORTUGA_START  # treasures on Tortuga outside its holds
+    events: list = field(default_factory=list)  # event card id -> name
+    event_deck: list = field(default_factory=list)  # top first
+    row: list = field(default_factory=list)  # five slots: event card id or None
+    discard: list = field(default_factory=list)  # revealed event cards, oldest first
+    removed: list = field(default_factory=list)  # out of play (the Armada in a tie-break)
+    albatross: dict = field(default_factory=dict)  # player -> Albatross card ids in front of them
+    seen: dict = field(default_factory=dict)  # player -> [{card, slot, turn, shuffle}]
+    shuffles: int = 0  # how often the event row was rebuilt (a peek is true only within one)
+    turn: int = 0  # seat whose turn it is
+    turn_no: int = 1
+    vote_no: int = 0
+    queue: list = field(default_factory=list)  # open decisions, the first one is asked now
+    vote: dict | None = None  # the vote being collected
+    last_vote: dict | None = None  # public: kind, shuffled faces, outcome
+    phase: str = "play"  # play | sudden (even-count tie-break) | over
+    outcome: dict | None = None
+    effects: list = field(default_factory=list)  # what the last apply did
+
+    def copy(self) -> "State":
+        return State.from_json(self.to_json())
+
+    def to_json(self) -> dict:
+        data = {"game": "tortuga1667"}
+        for f in fields(self):
+            data[f.name] = getattr(self, f.name)
+        return json.loads(json.dumps(data))  # a deep, plain copy
+
+    @classmethod
+    def from_json(cls, data: dict) -> "State":
+        data = json.loads(json.dumps(data))
+        data.pop("game", None)
+        return cls(**data)
+
+    # --------------------------------------------------------------- where pawns are
+
+    @property
+    def n(self) -> int:
+        return len(self.players)
+
+    def place_of(self, player: str) -> tuple[str, str | None]:
+        """("ship", ship) | ("tortuga", None) | ("rowboat", ship)."""
+        for ship in SHIPS:
+            if player in self.ships[ship]:
+                return "ship", ship
+        if player in self.tortuga:
+            return "tortuga", None
+        for ship in SHIPS:
+            if self.rowboats[ship] == player:
+                return "rowboat", ship
+        raise AssertionError(f"{player} is nowhere")
+
+    def ranks(self, player: str) -> list[str]:
+        """captain, mate, boy (several may hold at once), governor."""
+        where, ship = self.place_of(player)
+        if where == "tortuga":
+            return ["governor"] if self.tortuga[0] == player else []
+        if where != "ship":
+            return []
+        crew = self.ships[ship]
+        out = []
+        if crew[0] == player:
+            out.append("captain")
+        if len(crew) > 1 and crew[1] == player:
+            out.append("mate")
+        if crew[-1] == player:
+            out.append("boy")
+        return out
+
+    def team_totals(self) -> dict:
+        return {team: sum(self.holds[p][team] for p in self.holds) for team in HOLDS}
