@@ -94,7 +94,8 @@ def new(
             f"server seed hash (publish this now): {session.meta['seed_hash']}\n"
             + (f"mail for {len(addresses)} player(s) queued, each with their mail password: pbem mail send\n"
                if addresses else "")
-            + ("play has started: send each player 'pbem private' output\n" if now else
+            + ("play has started: send each player 'pbem private' output\n" if now and not addresses else
+               "play has started\n" if now else
                f"players may add client seeds: pbem client-seed {game} PLAYER TEXT; then: pbem start {game}\n"))
     emit({"game": game, "seed_hash": session.meta["seed_hash"], "started": now,
           "chain_head": {"seq": head[0], "hash": head[1]}}, as_json, text)

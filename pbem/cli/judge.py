@@ -12,6 +12,7 @@ from .common import DbOption, GameArg, JsonOption, emit, fail, handled, open_sto
 
 # An MTA pipe hands over one message; anything past this is cut and answered as too large.
 MAX_MESSAGE_READ = 10 * 1024 * 1024
+DRAIN_CHUNKS = 64  # MiB of a pipe read past that and dropped, then no more: an endless pipe ends
 
 
 def register(app: typer.Typer) -> None:
@@ -53,7 +54,11 @@ def address(game: GameArg,
     done = judge.register(store, game, player, email, at=now_utc(), new_password=new_password, tz=tz)
     text = f"{safe(player)} in {game}: {done['address']}" + (f", time zone {done['tz']}" if done["tz"] else "")
     if done["password_sent"]:
-        text += "; a mail password is queued for them (pbem mail send)"
+        text += "; a new mail password and their private message are queued for them (pbem mail send)"
+    elif done["private_queued"]:
+        text += "; their private message is queued for the new address (pbem mail send)"
+    if done["dropped"]:
+        text += f"; {done['dropped']} message(s) not yet sent to the old address were dropped"
     emit(done, as_json, text)
 
 
@@ -110,25 +115,42 @@ def _messages(files, mbox, maildir):
     nothing = lambda: None  # noqa: E731
     if files:
         for path in files:
-            yield _read_capped(path.open("rb")), nothing
+            yield _read_capped(path.open("rb"), str(path)), nothing
     elif mbox is not None:
         import mailbox
         if not mbox.is_file():
             fail(f"{mbox} is not an mbox file")
+        with mbox.open("rb") as head:
+            start = head.read(5)
+        if start and start != b"From ":
+            fail(f"{mbox} is not an mbox file (an mbox starts with a 'From ' line); for one saved message use --file")
         box = mailbox.mbox(str(mbox), create=False)
         for key in box.iterkeys():
             yield box.get_bytes(key), nothing
     elif maildir is not None:
         yield from _maildir(maildir)
     else:
-        yield _read_capped(sys.stdin.buffer), nothing
+        yield _read_capped(sys.stdin.buffer, "standard input"), nothing
 
 
-def _read_capped(handle) -> bytes:
+def _read_capped(handle, name: str) -> bytes:
+    """One message, at most MAX_MESSAGE_READ bytes of it (more is answered as too large);
+    the rest of a pipe is read and dropped, up to a bound, as an MTA expects."""
+    import os
+    import stat
+    try:
+        mode = os.fstat(handle.fileno()).st_mode
+    except (OSError, ValueError, AttributeError):  # an in-memory stream (tests, embedding): a file
+        mode = stat.S_IFREG
+    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
+        handle.close()
+        fail(f"{name} is {'a terminal or device' if stat.S_ISCHR(mode) else 'not a file'}, not a message; "
+             f"pipe one message in (pbem mail ingest < message.eml), or give --file, --mbox or --maildir")
     with handle:
         data = handle.read(MAX_MESSAGE_READ + 1)
-        while handle.read(1 << 20):  # an MTA pipe expects the whole message to be read
-            pass
+        for _ in range(DRAIN_CHUNKS):
+            if not handle.read(1 << 20):
+                break
     return data
 
 
@@ -146,4 +168,4 @@ def _maildir(folder: Path):
 
         def move(source=source, name=name):
             os.replace(source, folder / "cur" / f"{name}{box.colon}2,S")
-        yield _read_capped(source.open("rb")), move
+        yield _read_capped(source.open("rb"), str(source)), move

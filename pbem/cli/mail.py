@@ -77,6 +77,9 @@ def send(smtp: Annotated[Optional[str], typer.Option("--smtp", callback=_check_s
     store = open_store(db)
     # The only clock: the library takes the time (and a clock for long runs) as parameters.
     if to_dir is not None:
+        if not config.judge_address:
+            typer.echo("pbem: note: no judge address (--from, or judge_address in the mail config): the files "
+                       "say From: judge@ the Message-IDs' domain, which players cannot answer", err=True)
         report = write_due(store, to_dir, utc_now(), config.judge_address, clock=utc_now)
     else:
         report = send_due(store, config, utc_now(), clock=utc_now)

@@ -219,6 +219,8 @@ def _submission_text(item: dict) -> str:
     if item.get("illegal"):
         return (f"{what} accepted, but the committed choice was not allowed ({safe(item['illegal'])}): "
                 f"the default {safe(item['applied'])} was applied instead")
+    if item.get("replaced"):
+        return f"{what} recorded; it replaces their earlier one (until every commitment is in, the last one counts)"
     return f"{what} recorded" + (f": {safe(item['applied'])}" if item.get("applied") else "")
 
 

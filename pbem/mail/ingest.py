@@ -218,7 +218,10 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
 
 def _route(store, msg, reading, registered):
     games = {row.game: row for row in registered}
-    named = reading.game or next((m.group(1) for m in GAME_TAG.finditer(msg.subject) if m.group(1) in games), None)
+    tags = [m.group(1) for m in GAME_TAG.finditer(msg.subject)]
+    named = reading.game or next((tag for tag in tags if tag in games), None)
+    if named is None:  # a tag like [SPAM] is no game; a tag naming a game elsewhere is a wrong address
+        named = next((tag for tag in tags if store.has_game(tag)), None)
     if named is not None:
         if named not in games:
             raise _Stop("refused: not a player of that game",
@@ -281,6 +284,7 @@ def _apply_blocks(store, row, text: str, blocks, signed_game: bool, now: str, re
 
 def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, object]:
     """Apply one command; (ok, what to say, the session after it or None)."""
+    from ..games.base import ChoiceError
     from ..protocol import commands
     game, player = row.game, row.player
     try:
@@ -292,6 +296,8 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
             judge.queue_private(store, session, player, now, in_reply_to=_reply_id(msg))
             return True, "your private message is on its way again", None
         before = store.head(game)
+        step = session.sealed
+        replacing = (command.verb in ("commit", "seal") and step is not None and player in step.commits)
         if command.verb == "commit":
             after = commands.commit(store, game, player, command.args[0], at=now)
             done = "commitment recorded"
@@ -308,6 +314,10 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
             step = session.sealed
             owes_open = any(not r.sealed for r in session.requests_of(player))
             if step is not None and player in step.owes_commit() and not owes_open:
+                try:
+                    session.rules.normalize(step.kind, command.args[0])
+                except ChoiceError:  # not a choice at all: a greeting, a sign-off
+                    return True, "ignored: not a command", None
                 return False, (f"not a command; you owe a sealed choice: send 'seal {_shown(command.args[0])}' "
                                f"to have the judge seal it (or commit HASH with pbem seal)"), None
             # named to the step it answers: a bare choice by mail repeats only a decision of this
@@ -319,6 +329,8 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
             done = "decision recorded"
         if store.head(game) == before:
             return True, "already recorded; nothing changed", after
+        if replacing:
+            done += "; it replaces your earlier choice for this step (until every commitment is in, the last one counts)"
         return True, done, after
     except _ERRORS as exc:
         return False, _one_line(exc), None

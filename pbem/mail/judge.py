@@ -266,16 +266,23 @@ def register(store, game: str, player: str, address: str, at: str, new_password:
                           f"each player needs an address of their own")
         old = tables.mail_player(store, game, player)
         signed = bool(session.meta.get("require_signatures"))
+        dropped = 0
+        if old is not None and old.address != address:  # a typo corrected: nothing goes to it any more
+            from ..store import outbox
+            dropped = outbox.drop_queued(store, game, old.address)
         password = None
-        if not signed and (new_password or old is None or not old.password_hash):
+        # a new password when asked, when there is none, or when the mail that carried it
+        # may never have gone (it waited for the old address and was dropped)
+        if not signed and (new_password or old is None or not old.password_hash or dropped):
             password = make_password()
         tables.set_address(store, game, player, address, hash_password(password) if password else None, tz)
         if password or old is None or old.address != address:
             notice = _welcome(session, player, password)
             queue_private(store, session, player, at, notice=notice)
+    changed = old is not None and old.address != address
     return {"game": game, "player": player, "address": address, "password_sent": bool(password),
-            "changed": old is not None and old.address != address,
-            "tz": tables.mail_player(store, game, player).tz}
+            "changed": changed, "private_queued": bool(password) or old is None or changed,
+            "dropped": dropped, "tz": tables.mail_player(store, game, player).tz}
 
 
 def set_list(store, game: str, address: str | None) -> str | None:

@@ -299,9 +299,16 @@ def commit(store, game_id: str, player: str, commitment: str, round_step: tuple 
         if _repeat(store, session, "commit", data, round_step, outcome):
             return []
         data["round"], data["step"] = round_step or _current_step(session, player)
-        _note(outcome, kind="commit", player=player, round=data["round"], step=data["step"], already_recorded=False)
+        _note(outcome, kind="commit", player=player, round=data["round"], step=data["step"], already_recorded=False,
+              replaced=_replaces(session, player, data["round"], data["step"]))
         return [("commit", data)]
     return _write(store, game_id, build, at)
+
+
+def _replaces(session: Session, player: str, round_: int, step_: int) -> bool:
+    """Whether a new commitment of ``player`` replaces their own in the open step."""
+    step = session.sealed
+    return step is not None and (step.round, step.step) == (round_, step_) and player in step.commits
 
 
 def commit_for_player(store, game_id: str, player: str, choice: str, at=None, outcome: dict | None = None) -> Session:
@@ -324,7 +331,8 @@ def commit_for_player(store, game_id: str, player: str, choice: str, at=None, ou
         sealed = seal(session, player, choice)
         store.put_secret(game_id, _held_name(sealed["round"], sealed["step"], player),
                          json.dumps({"choice": sealed["choice"], "salt": sealed["salt"]}))
-        _note(outcome, kind="commit", player=player, round=sealed["round"], step=sealed["step"], already_recorded=False)
+        _note(outcome, kind="commit", player=player, round=sealed["round"], step=sealed["step"], already_recorded=False,
+              replaced=_replaces(session, player, sealed["round"], sealed["step"]))
         return [("commit", {"player": player, "round": sealed["round"], "step": sealed["step"],
                             "commitment": sealed["commitment"], "by": "moderator"})]
     return _write(store, game_id, build, at)

@@ -209,6 +209,14 @@ def listing(store, game: str | None = None, include_sent: bool = False) -> list[
     return _rows(store, where, params)
 
 
+def drop_queued(store, game: str, recipient: str) -> int:
+    """Drop what waits for ``recipient`` in ``game`` (an address replaced before its mail
+    went); returns how many messages were dropped."""
+    store._require_transaction("outbox.drop_queued()")
+    return store.conn.execute("delete from outbox where game = ? and recipient = ? and state = ?",
+                              [game, recipient, QUEUED]).rowcount
+
+
 def to_render(store) -> list[OutboxRow]:
     """Queued rows whose bodies are still to be rendered, oldest first."""
     return _rows(store, "state = ? and render is not null", [QUEUED])

@@ -270,3 +270,17 @@ def test_the_readme_promise_holds_for_every_kind(cli, step, tmp_path, helpers):
     cli.ok("decide", "g", request.player, request.default)
     repeat(cli, "g", "decide", "g", request.player, request.default)
     assert cli.json("audit", "g")["ok"]
+
+
+def test_a_replaced_commitment_says_so(cli, new_game):
+    """Until every commitment is in, a player may replace their own: the last one counts,
+    and the output says that it replaced the earlier one."""
+    new_game("g")
+    first = cli.json("private", "g", "ani")["requests"][0]
+    options = first.get("options") or [first["default"]]
+    cli.ok("commit", "g", "ani", "--choice", options[0])
+    other = options[-1] if len(options) > 1 else options[0]
+    out = cli.ok("commit", "g", "ani", "--choice", other).stdout
+    if other != options[0]:
+        assert "it replaces their earlier one" in out
+        assert cli.json("commit", "g", "alex", "--choice", cli.json("private", "g", "alex")["requests"][0]["default"])["accepted"][0]["replaced"] is False

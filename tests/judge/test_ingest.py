@@ -264,8 +264,9 @@ def _play_until(game, at, wanted, limit: int = 2000):
 def test_a_bare_choice_while_a_sealed_one_is_owed_says_how_to_seal_it(game):
     before = game.frozen()[0]
     result = game.send("ani", f"password {game.passwords['ani']}\nB,C\nCheers, Ani")
-    assert [line["ok"] for line in result.lines] == [False, False]
+    assert [line["ok"] for line in result.lines] == [False, True]
     assert result.lines[0]["text"].startswith("not a command; you owe a sealed choice: send 'seal B,C'")
+    assert result.lines[1]["text"] == "ignored: not a command"  # a sign-off is no choice
     assert game.frozen()[0] == before
 
 

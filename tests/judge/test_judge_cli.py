@@ -59,7 +59,7 @@ def test_a_bad_address_at_new_creates_nothing(pbem, tmp_path):
 def test_address_sets_changes_and_refuses_with_one_line(pbem):
     pbem("new", "g1", "--players", "ani,alex", "--now")
     before = log(pbem)
-    assert "mail password is queued" in pbem("address", "g1", "ani", "ani@example.org").stdout
+    assert "a new mail password and their private message are queued" in pbem("address", "g1", "ani", "ani@example.org").stdout
     refused = pbem("address", "g1", "alex", "ani@example.org", code=1)
     assert "already the address of ani" in refused.stderr and refused.stderr.count("\n") == 1
     refused = pbem("address", "g1", "alex", "<alex@example.org>", code=1)
@@ -116,3 +116,31 @@ def test_an_address_the_outbox_could_not_mail_is_refused_at_once(pbem):
     pbem("new", "g1", "--players", "ani,alex", "--now")
     refused = pbem("address", "g1", "ani", "a..b@example.org", code=1)
     assert "not a plain email address" in refused.stderr
+
+
+def test_ingest_refuses_a_device_and_a_file_that_is_not_an_mbox(pbem, tmp_path):
+    pbem("new", "g1", "--players", "ani=ani@example.org,alex", "--now")
+    refused = pbem("mail", "ingest", "--file", "/dev/zero", code=1)
+    assert "is a terminal or device, not a message" in refused.stderr
+    (tmp_path / "one.eml").write_bytes(message("ani@example.org", "status", "<o1@example.org>"))
+    refused = pbem("mail", "ingest", "--mbox", tmp_path / "one.eml", code=1)
+    assert "not an mbox file" in refused.stderr and "--file" in refused.stderr
+
+
+def test_a_corrected_address_drops_the_mail_waiting_for_the_old_one(pbem):
+    pbem("new", "g1", "--players", "ani,alex", "--now")
+    pbem("address", "g1", "ani", "ani@exmaple.org")  # a typo
+    out = pbem("address", "g1", "ani", "ani@example.org").stdout
+    assert "1 message(s) not yet sent to the old address were dropped" in out
+    assert "a new mail password" in out  # the dropped mail held the password
+    assert [r["recipient"] for r in outbox(pbem)] == ["ani@example.org"]
+
+
+def test_a_tag_naming_a_game_the_sender_does_not_play_is_refused(pbem):
+    pbem("new", "g1", "--players", "ani=ani@example.org,alex", "--now")
+    pbem("new", "g2", "--players", "bob=bob@example.org,cy", "--now")
+    before = log(pbem)
+    out = pbem("mail", "ingest", input=message("ani@example.org", "seal A", "<t1@example.org>",
+                                                 subject="Re: [g2] move")).stdout
+    assert "refused: not a player of that game" in out
+    assert log(pbem) == before
