@@ -20,12 +20,11 @@ before is never reminded of or defaulted. ``now`` is a parameter: nothing here r
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta
 
+from ..protocol.times import shift
 from ..store import judge as tables
 from . import judge
 
-AT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
 REMINDER, LATE = "reminder", "late"
 # Defaults in one game in one tick: each one opens new requests (due later), so a handful
 # is the most that can be due at once; the bound only guards against a loop.
@@ -244,7 +243,7 @@ def _what(kind: str) -> str:
 
 
 def later(at: str, seconds: int) -> str:
-    return (datetime.strptime(at, AT_FORMAT) + timedelta(seconds=seconds)).strftime(AT_FORMAT)
+    return shift(at, seconds)
 
 
 def _one_line(exc: Exception) -> str:

@@ -382,9 +382,8 @@ def _one_line(exc: Exception) -> str:
 
 
 def _earlier(at: str, seconds: int) -> str:
-    from datetime import datetime, timedelta
-    fmt = "%Y-%m-%dT%H:%M:%SZ"
-    return (datetime.strptime(at, fmt) - timedelta(seconds=seconds)).strftime(fmt)
+    from ..protocol.times import shift
+    return shift(at, -seconds)
 
 
 def _errors():

@@ -12,7 +12,6 @@ from __future__ import annotations
 import json
 import re
 import secrets
-from datetime import datetime, timezone
 
 from .. import games
 from ..games.base import ChoiceError
@@ -24,14 +23,13 @@ from .repeats import Log, decision_fits_now, find as find_repeat, same_choice
 from .rng import RandomSource
 from .session import Session, signed_body
 from .snapshot import read_snapshot
+from .times import now_utc  # noqa: F401 - callers take the clock from here
 from .token import make_token, read_token
 
 GAME_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 SEED = "server_seed"
 
 
-def now_utc() -> str:
-    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _held_name(round_: int, step: int, player: str) -> str:

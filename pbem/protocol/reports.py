@@ -30,9 +30,8 @@ def _entry(session: Session, player: str, kind: str, sealed: bool, clock: tuple)
 
 
 def due_time(since: str, seconds: int) -> str:
-    from datetime import datetime, timedelta
-    fmt = "%Y-%m-%dT%H:%M:%SZ"
-    return (datetime.strptime(since, fmt) + timedelta(seconds=seconds)).strftime(fmt)
+    from .times import shift
+    return shift(since, seconds)
 
 
 def status(session: Session, head: tuple[int, str]) -> dict:

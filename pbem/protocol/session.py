@@ -549,6 +549,5 @@ def _duration(seconds: int) -> str:
 
 
 def _seconds_between(earlier: str, later: str) -> int:
-    from datetime import datetime
-    fmt = "%Y-%m-%dT%H:%M:%SZ"
-    return int((datetime.strptime(later, fmt) - datetime.strptime(earlier, fmt)).total_seconds())
+    from .times import seconds_between
+    return seconds_between(earlier, later)

@@ -13,7 +13,7 @@ from datetime import datetime, timezone
 from ..protocol.errors import Refused
 from ..text import quote
 
-AT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+from ..protocol.times import AT_FORMAT  # noqa: E402
 
 
 def check_zone(name: str) -> str:

@@ -4,19 +4,15 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from datetime import datetime, timezone
 from typing import Any
 
 # Second precision and a literal Z: the timestamp is hashed, so it has one spelling only.
-AT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
+from pbem.protocol.times import AT_FORMAT, now_utc as utc_now  # noqa: F401
+
 AT_PATTERN = re.compile(r"\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z")
 
 HASHED_FIELDS = ("game", "seq", "kind", "at", "data")
 EXPORT_FIELDS = HASHED_FIELDS + ("prev_hash", "hash")
-
-
-def utc_now() -> str:
-    return datetime.now(timezone.utc).strftime(AT_FORMAT)
 
 
 @dataclass(frozen=True)

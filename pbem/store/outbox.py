@@ -22,11 +22,12 @@ import secrets
 import sqlite3
 import unicodedata
 from dataclasses import asdict, dataclass
-from datetime import datetime, timedelta, timezone
 from typing import Iterable
 
 from .errors import StoreError
-from .event import AT_FORMAT, AT_PATTERN
+from pbem.protocol.times import shift
+
+from .event import AT_PATTERN
 
 KINDS = ("answer", "private", "summary", "result", "notice", "reminder")
 QUEUED, SENT = "queued", "sent"
@@ -301,5 +302,4 @@ def one_line(error: object, limit: int = ERROR_LENGTH) -> str:
 
 
 def _later(at: str, seconds: int) -> str:
-    moment = datetime.strptime(at, AT_FORMAT).replace(tzinfo=timezone.utc)
-    return (moment + timedelta(seconds=seconds)).strftime(AT_FORMAT)
+    return shift(at, seconds)
