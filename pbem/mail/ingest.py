@@ -201,7 +201,7 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
         raise _Stop("not answered: too many wrong passwords from this address in the last hour")
     if broken:
         result.lines.append({"line": "(submission block)", "ok": False, "text": broken})
-    with judge.one_mail(store, session, now):  # private messages as they stand after the whole mail
+    with judge.one_mail(store, session, now) as latest:  # private messages as they stand after the whole mail
         if blocks:
             _apply_blocks(store, row, msg.text, blocks, signed_game, now, result)
             session = commands.load(store, row.game)
@@ -209,6 +209,7 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
             ok, text, after = _apply(store, row, command, now, msg, session)
             session = after or session
             result.lines.append({"line": command.line[:200], "ok": ok, "text": text})
+        latest["session"] = session
     if not result.lines:
         result.lines.append({"line": "", "ok": False, "text": "no command found in your message; send 'help' for the list"})
     failed = [line for line in result.lines if not line["ok"]]

@@ -63,15 +63,20 @@ def one_mail(store, session, at: str):
     they have answered already. So within the block only public summaries are queued as
     steps resolve; at its end (inside the mail's transaction) each player who now owes
     something new, or to whom a default was applied, gets one private message, as things
-    stand after the whole mail."""
+    stand after the whole mail. The block may put the game's latest session in the dict
+    it is given (``["session"]``), which saves reading the game again."""
     from ..protocol import commands
     game, before, seq = session.game_id, _owed(session), session.seq
     store.held_privates = game
+    latest: dict = {}
     try:
-        yield
+        yield latest
         store.held_privates = None
         if tables.uses_mail(store, game) and store.head(game)[0] != seq:
-            _queue_privates(store, commands.load(store, game), before, seq, at)
+            after = latest.get("session")
+            if after is None or after.seq != store.head(game)[0]:
+                after = commands.load(store, game)
+            _queue_privates(store, after, before, seq, at)
     finally:
         store.held_privates = None
 

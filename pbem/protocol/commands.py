@@ -50,6 +50,20 @@ def load(store, game_id: str, for_write: bool = False) -> Session:
         damage = store.damage(game_id)
         if damage is not None:
             raise Damaged(game_id, *damage)
+    # Inside one transaction (which holds the write lock) the session a write left behind
+    # is the game's state at the head: the judge reads and writes one game many times in a
+    # batch of mail. The store forgets these when a savepoint or the transaction ends badly.
+    sessions = getattr(store, "sessions", None) if getattr(store, "in_transaction", False) else None
+    cached = sessions.get(game_id) if sessions is not None else None
+    if cached is not None and cached.seq == store.head(game_id)[0]:
+        return cached
+    session = _load(store, game_id, for_write)
+    if sessions is not None:
+        sessions[game_id] = session
+    return session
+
+
+def _load(store, game_id: str, for_write: bool) -> Session:
     seed = _server_seed(store, game_id)
     if seed is None and for_write and store.has_game(game_id):
         raise Damaged(game_id, 1, "the server seed of this game is missing from the database")

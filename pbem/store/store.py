@@ -75,6 +75,7 @@ class Store:
         self._db = None
         self._in_transaction = False
         self._checked: dict[str, tuple[int, str]] = {}  # games damage() passed in this transaction
+        self.sessions: dict = {}  # game -> its protocol state at the head, within this transaction
         # callables (store, session) -> (session, at) -> None that the protocol's writing
         # commands call inside their transaction (see pbem.protocol.commands._write)
         self.write_hooks: list = []
@@ -140,6 +141,7 @@ class Store:
         finally:
             self._in_transaction = False
             self._checked.clear()
+            self.sessions.clear()
         maybe_crash("commit:after")
 
     @contextlib.contextmanager
@@ -161,6 +163,7 @@ class Store:
             self.conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
             self.conn.execute(f"RELEASE SAVEPOINT {name}")
             self._checked.clear()  # it may name events that are gone now
+            self.sessions.clear()  # and a session may have taken them in
             raise
         else:
             self.conn.execute(f"RELEASE SAVEPOINT {name}")
