@@ -1,6 +1,5 @@
 """The pbem command line. Commands live in one module per group; see 'pbem --help'."""
 
-from __future__ import annotations
 
 if __name__ == "__main__":  # python -m pbem.cli.app: handle Ctrl-C before the imports below
     from pbem.cli.entry import install

@@ -1,6 +1,5 @@
 """Commands for the record: show, log, export, audit, replay, reveal-seed."""
 
-from __future__ import annotations
 
 import sys
 from pathlib import Path

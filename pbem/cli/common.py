@@ -1,6 +1,5 @@
 """Shared pieces of the command line: options, opening the store, errors and output."""
 
-from __future__ import annotations
 
 import functools
 import json

@@ -1,6 +1,5 @@
 """Deadlines by mail, under 'pbem mail': settings (reminders, grace, on late) and tick."""
 
-from __future__ import annotations
 
 from typing import Annotated, Optional
 

@@ -7,7 +7,6 @@ the command or as after it (the crash tests hold it to that). Only the standard 
 is imported here, so the handler is in place a few milliseconds after Python starts.
 """
 
-from __future__ import annotations
 
 import _signal  # the C module: ``signal`` would first build its enums, a few ms more before the handler
 import os

@@ -1,7 +1,6 @@
 """Commands that set up a game and report on it: new, client-seed, key, start, status,
 private, games."""
 
-from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, List, Optional

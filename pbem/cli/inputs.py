@@ -6,7 +6,6 @@ line longer than its limit as soon as it is seen and a device that would never e
 ``pbem submit g /dev/zero`` or ``pbem audit --file /dev/zero`` ends at once with one line.
 """
 
-from __future__ import annotations
 
 import os
 import stat

@@ -1,6 +1,5 @@
 """The email judge's commands: address (who gets mail) and mail ingest (mail in)."""
 
-from __future__ import annotations
 
 import sys
 from pathlib import Path

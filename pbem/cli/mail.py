@@ -1,6 +1,5 @@
 """The mail judge's commands, under 'pbem mail': fetch mail by IMAP, send the outbox, list what waits."""
 
-from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Optional

@@ -1,6 +1,5 @@
 """Commands that take players' choices: seal, commit, reveal, decide, submit, nmr."""
 
-from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, List, Optional

@@ -1,6 +1,5 @@
 """Tools: keygen and demo."""
 
-from __future__ import annotations
 
 from pathlib import Path
 from typing import Annotated, Optional
