@@ -10,10 +10,6 @@ import typer
 
 from .common import DbOption, GameArg, JsonOption, emit, fail, handled, open_store, safe
 
-# An MTA pipe hands over one message; anything past this is cut and answered as too large.
-MAX_MESSAGE_READ = 10 * 1024 * 1024
-
-
 def register(app: typer.Typer) -> None:
     from .mail import app as mail_app
     app.command("address")(address)
@@ -125,25 +121,15 @@ def _messages(files, mbox, maildir):
 
 
 def _read_capped(handle) -> bytes:
-    with handle:
-        data = handle.read(MAX_MESSAGE_READ + 1)
-        while handle.read(1 << 20):  # an MTA pipe expects the whole message to be read
-            pass
-    return data
+    from ..mail.maildir import read_capped
+    return read_capped(handle)
 
 
 def _maildir(folder: Path):
     """Messages in new/, oldest first; each moves to cur/ (seen) once it is processed."""
-    import mailbox
-    import os
-    if not (folder / "new").is_dir() or not (folder / "cur").is_dir():
-        fail(f"{folder} is not a Maildir (it needs new/ and cur/ folders)")
-    box = mailbox.Maildir(str(folder), factory=None, create=False)
-    for name in sorted(os.listdir(folder / "new")):
-        if name.startswith("."):
-            continue
-        source = folder / "new" / name
-
-        def move(source=source, name=name):
-            os.replace(source, folder / "cur" / f"{name}{box.colon}2,S")
-        yield _read_capped(source.open("rb")), move
+    from ..mail.maildir import MaildirError, check, messages
+    try:
+        check(folder)
+    except MaildirError as exc:
+        fail(str(exc))
+    yield from messages(folder)
