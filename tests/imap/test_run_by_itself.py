@@ -268,8 +268,11 @@ def test_a_game_runs_itself_through_kills_garbage_and_a_player_who_never_answers
     sent: dict[str, tuple[str, str | None]] = {}  # Message-ID -> (what, who gets the answer)
     uids: list[int] = []
 
+    kinds = Counter()  # what was delivered, by kind
+
     def deliver(raw: bytes, message_id: str | None, what: str, answer_to: str | None) -> None:
         uids.append(server.append(raw))
+        kinds[what] += 1
         if message_id is not None:
             sent[message_id] = (what, answer_to)
 
@@ -284,23 +287,20 @@ def test_a_game_runs_itself_through_kills_garbage_and_a_player_who_never_answers
         from pbem.protocol import commands, reports
         return reports.status(commands.load(store, "g1"), store.head("g1"))["waiting"]
 
-    reminders = {"before": 0}
-
-    def reminded() -> int:
-        return store.conn.execute("select count(*) from mail_reminders where stage = 'reminder'").fetchone()[0]
-
     def move_the_clock() -> bool:
         """When the game waits for lothar alone: to his reminder time, and once he has been
         reminded, past his deadline and grace."""
-        owed = waiting()
-        if not owed or {w["player"] for w in owed} != {LAZY}:
+        from pbem.mail.deadlines import owed
+        from pbem.protocol import commands
+        from pbem.store import judge as tables
+        owes = owed(commands.load(store, "g1"))
+        if not owes or {player for player, *_ in owes} != {LAZY}:
             return False
-        due = min(w["due"] for w in owed)
-        remind_at, late_at = _later(due, -REMIND), _later(due, GRACE)
+        key, entry = min(owes.items(), key=lambda item: item[1]["due"])
+        remind_at, late_at = _later(entry["due"], -REMIND), _later(entry["due"], GRACE)
         if clock.now() < remind_at:
-            reminders["before"] = reminded()
             clock.set(remind_at)
-        elif clock.now() < late_at and reminded() > reminders["before"]:
+        elif clock.now() < late_at and tables.reminded(store, "g1", key, "reminder"):
             clock.set(late_at)
         else:
             return False  # moved already: the judge has yet to act on it
@@ -354,9 +354,9 @@ def test_a_game_runs_itself_through_kills_garbage_and_a_player_who_never_answers
     assert judge.kills >= MIN_KILLS, f"only {judge.kills} kills: raise the odds"
 
     events = check_the_log(store, cli, tmp_path, players)
-    check_the_seen_table(store, sent)
+    check_the_seen_table(store, sent, kinds)
     doubled = check_the_mail(store, room, sent, events, judge)
-    print(f"\n{moves} moves, {len(sent) - moves} garbage with a Message-ID, {judge.kills} kills, "
+    print(f"\n{moves} moves, garbage {dict(kinds - Counter(move=moves))}, {judge.kills} kills, "
           f"{judge.crashes} crash points hit, {len(room.received)} messages delivered, {doubled} twice")
 
 
@@ -391,9 +391,11 @@ def check_the_log(store, cli, tmp_path, players) -> list[dict]:
     return events
 
 
-def check_the_seen_table(store, sent) -> None:
-    """Every message with a Message-ID was seen once, with the outcome its kind calls for."""
+def check_the_seen_table(store, sent, kinds) -> None:
+    """Every message with a Message-ID was seen once, with the outcome its kind calls for;
+    the random bytes were seen (by their bytes) and not answered."""
     outcomes = dict(store.conn.execute("select key, outcome from mail_seen").fetchall())
+    assert len([o for o in outcomes.values() if o.startswith("not answered")]) == kinds["bytes"] > 0
     expected = {"move": "applied", "html": "refused: no password", "forged": "refused: wrong password",
                 "password": "refused: wrong password", "quoting": "applied"}
     wrong = {mid: (what, outcomes.get(mid.strip("<>"))) for mid, (what, _) in sent.items()
