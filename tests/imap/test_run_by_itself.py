@@ -136,6 +136,10 @@ class Judge:
         self.crashes += 1
         self.start()
 
+    def started(self) -> bool:
+        """The latest start has printed its first line (its signal handlers are in place)."""
+        return self.log.read_text(errors="replace").count(" run: started (pid ") == self.starts
+
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)
         return self.process.wait(timeout=30)
@@ -162,14 +166,16 @@ def judges():
 class Garbage:
     """What frank sends in between his moves, and the outcome the judge must record for it."""
 
+    KINDS = ("bytes", "html", "quoting", "forged", "password")
+
     def __init__(self, frank, rnd: random.Random):
         self.frank, self.rnd = frank, rnd
         self.strikes: dict[str, list[str]] = {}  # wrong passwords per address: at most 4 an hour, or it is ignored
+        self.first = rnd.sample(self.KINDS, len(self.KINDS))  # each kind once, early, then at random
 
-    def next(self, now: str) -> tuple[str, bytes, str | None, str | None]:
-        """(what, raw message, Message-ID or None, who gets the answer or None)."""
-        kinds = ["bytes", "html", "quoting", "forged", "password"]
-        kind = self.rnd.choice(kinds)
+    def next(self, now: str) -> tuple[bytes, str | None, str, str | None]:
+        """(the raw message, its Message-ID or None, what it is, who gets the answer or None)."""
+        kind = self.first.pop() if self.first else self.rnd.choice(self.KINDS)
         if kind in ("forged", "password"):
             victim = address("ani") if kind == "forged" else address("frank")
             recent = [t for t in self.strikes.get(victim, []) if t > _earlier(now, 3600)]
@@ -189,24 +195,24 @@ class Garbage:
 
     def bytes(self, now):
         noise = bytes(self.rnd.getrandbits(8) or 1 for _ in range(self.rnd.randrange(40, 400)))  # no NUL: IMAP refuses it
-        return "bytes", noise, None, None
+        return noise, None, "bytes", None
 
     def html(self, now):
         msg = self._message(address("frank"), "[g1] <b>look</b>")
         msg.set_content('<html><body><table><tr><td>&nbsp;<script>alert("seal B")</script></td></tr></table>'
                         "<div>seal B</div><div>lorem ipsum dolor</div><p><a href='x'>unsubscribe</a></p>",
                         subtype="html")
-        return "html", msg.as_bytes(), msg["Message-ID"], address("frank")
+        return msg.as_bytes(), msg["Message-ID"], "html", address("frank")
 
     def forged(self, now):
         msg = self._message(address("ani"))  # frank pretending to be ani, with his own password
         msg.set_content(f"password {self.frank.password}\nseal A\n")
-        return "forged", msg.as_bytes(), msg["Message-ID"], address("ani")
+        return msg.as_bytes(), msg["Message-ID"], "forged", address("ani")
 
     def password(self, now):
         msg = self._message(address("frank"))
         msg.set_content("password not-the-password\nseal A\n")
-        return "password", msg.as_bytes(), msg["Message-ID"], address("frank")
+        return msg.as_bytes(), msg["Message-ID"], "password", address("frank")
 
     def quoting(self, now):
         """A reply quoting the judge's latest message to frank, which itself quotes his
@@ -218,7 +224,7 @@ class Garbage:
         mine = "\n".join(("> " + line).rstrip() for line in self.frank.last_lines)
         msg.set_content(f"password {self.frank.password}\nstatus\n\nOn a day, the judge wrote:\n{quoted}\n\n"
                         f"and I wrote:\n{mine}\n")
-        return "quoting", msg.as_bytes(), msg["Message-ID"], address("frank")
+        return msg.as_bytes(), msg["Message-ID"], "quoting", address("frank")
 
 
 class Frank(_game.Frank):
@@ -332,7 +338,7 @@ def test_a_game_runs_itself_through_kills_garbage_and_a_player_who_never_answers
                 acted = True
                 moves += 1
         if acted and garbage.rnd.random() < 0.3:
-            deliver(*_reorder(garbage.next(clock.now())))
+            deliver(*garbage.next(clock.now()))
         if moves >= next_kill:  # a kill at a random moment of the judge's work on these messages
             next_kill = moves + kills.randint(2, 9)
             time.sleep(kills.uniform(0, 0.08))
@@ -341,9 +347,11 @@ def test_a_game_runs_itself_through_kills_garbage_and_a_player_who_never_answers
             wait_for_news()
         assert moves < 1500, "the game does not end"
 
-    # Let the judge finish what it has in hand, then stop it as systemd would.
+    # Once more without a crash point; let it finish what it has in hand and stop it as
+    # systemd would (once it has started: before that, SIGTERM ends Python the default way).
+    judge.kill()
     started = time.monotonic()
-    while not idle():
+    while not (idle() and judge.started()):
         judge.alive()
         assert time.monotonic() - started < STUCK_AFTER, judge.tail()
         time.sleep(0.005)
@@ -358,11 +366,6 @@ def test_a_game_runs_itself_through_kills_garbage_and_a_player_who_never_answers
     doubled = check_the_mail(store, room, sent, events, judge)
     print(f"\n{moves} moves, garbage {dict(kinds - Counter(move=moves))}, {judge.kills} kills, "
           f"{judge.crashes} crash points hit, {len(room.received)} messages delivered, {doubled} twice")
-
-
-def _reorder(item):
-    what, raw, message_id, answer_to = item
-    return raw, message_id, what, answer_to
 
 
 def check_the_log(store, cli, tmp_path, players) -> list[dict]:
