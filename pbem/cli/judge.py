@@ -9,11 +9,6 @@ import typer
 
 from .common import DbOption, GameArg, JsonOption, emit, fail, handled, open_store, safe
 
-# An MTA pipe hands over one message; anything past this is cut and answered as too large.
-MAX_MESSAGE_READ = 10 * 1024 * 1024
-DRAIN_CHUNKS = 64  # MiB of a pipe read past that and dropped, then no more: an endless pipe ends
-
-
 def register(app: typer.Typer) -> None:
     from .mail import app as mail_app
     app.command("address")(address)
@@ -133,38 +128,18 @@ def _messages(files, mbox, maildir):
 
 
 def _read_capped(handle, name: str) -> bytes:
-    """One message, at most MAX_MESSAGE_READ bytes of it (more is answered as too large);
-    the rest of a pipe is read and dropped, up to a bound, as an MTA expects."""
-    import os
-    import stat
+    from ..mail.maildir import NotAMessage, read_capped
     try:
-        mode = os.fstat(handle.fileno()).st_mode
-    except (OSError, ValueError, AttributeError):  # an in-memory stream (tests, embedding): a file
-        mode = stat.S_IFREG
-    if not (stat.S_ISREG(mode) or stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)):
-        handle.close()
-        fail(f"{name} is {'a terminal or device' if stat.S_ISCHR(mode) else 'not a file'}, not a message; "
-             f"pipe one message in (pbem mail ingest < message.eml), or give --file, --mbox or --maildir")
-    with handle:
-        data = handle.read(MAX_MESSAGE_READ + 1)
-        for _ in range(DRAIN_CHUNKS):
-            if not handle.read(1 << 20):
-                break
-    return data
+        return read_capped(handle, name)
+    except NotAMessage as exc:
+        fail(str(exc))
 
 
 def _maildir(folder: Path):
     """Messages in new/, oldest first; each moves to cur/ (seen) once it is processed."""
-    import mailbox
-    import os
-    if not (folder / "new").is_dir() or not (folder / "cur").is_dir():
-        fail(f"{folder} is not a Maildir (it needs new/ and cur/ folders)")
-    box = mailbox.Maildir(str(folder), factory=None, create=False)
-    for name in sorted(os.listdir(folder / "new")):
-        if name.startswith("."):
-            continue
-        source = folder / "new" / name
-
-        def move(source=source, name=name):
-            os.replace(source, folder / "cur" / f"{name}{box.colon}2,S")
-        yield _read_capped(source.open("rb"), str(source)), move
+    from ..mail.maildir import MaildirError, check, messages
+    try:
+        check(folder)
+    except MaildirError as exc:
+        fail(str(exc))
+    yield from messages(folder)

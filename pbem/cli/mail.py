@@ -11,7 +11,7 @@ from .common import DbOption, JsonErrorsGroup, JsonOption, emit, fail, handled, 
 app = typer.Typer(
     name="mail",
     cls=JsonErrorsGroup,
-    help="The email judge: take players' mail in (ingest, fetch), send what the judge has queued, and see what waits.",
+    help="The email judge: take players' mail in (ingest, fetch), send what the judge has queued, see what waits, or run it all by itself (run).",
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
@@ -68,27 +68,24 @@ def send(smtp: Annotated[Optional[str], typer.Option("--smtp", callback=_check_s
     from ..mail.config import load_config, with_overrides
     from ..mail.send import send_due, write_due
     from ..store.event import utc_now
+    from ..store.lock import DatabaseLock
 
     if to_dir is not None and smtp is not None:
         raise typer.BadParameter("give --smtp (send) or --to-dir (write files), not both")
     config = with_overrides(load_config(config_file, os.environ), smtp=smtp, security=security,
                             user=user, judge_address=from_address)
     store = open_store(db)
-    # The only clock: the library takes the time (and a clock for long runs) as parameters.
-    if to_dir is not None:
-        if not config.judge_address:
-            typer.echo("pbem: note: no judge address (--from, or judge_address in the mail config): the files "
-                       "say From: judge@ the Message-IDs' domain, which players cannot answer", err=True)
-        report = write_due(store, to_dir, utc_now(), config.judge_address, clock=utc_now)
-    else:
-        report = send_due(store, config, utc_now(), clock=utc_now)
-    lines = []
-    for r in report.results:
-        what = f"#{r.id} {safe(r.game)} {r.kind} to {r.recipient}: {safe(r.subject)}"
-        if r.outcome == "sent":
-            lines.append(f"{'written' if r.path else 'sent'} {what}" + (f" -> {r.path}" if r.path else ""))
+    # Shared: sends take turns row by row (claims), but none runs beside 'pbem mail run'.
+    with DatabaseLock(store.path, exclusive=False):
+        # The only clock: the library takes the time (and a clock for long runs) as parameters.
+        if to_dir is not None:
+            if not config.judge_address:
+                typer.echo("pbem: note: no judge address (--from, or judge_address in the mail config): the files "
+                           "say From: judge@ the Message-IDs' domain, which players cannot answer", err=True)
+            report = write_due(store, to_dir, utc_now(), config.judge_address, clock=utc_now)
         else:
-            lines.append(f"failed {what}: {safe(r.error)}; retry at {_when(r.next_try_at)}")
+            report = send_due(store, config, utc_now(), clock=utc_now)
+    lines = [send_line(r) for r in report.results]
     totals = [f"{len(report.sent)} {'written' if to_dir else 'sent'}", f"{len(report.failed)} failed"]
     if report.left:
         totals.append(f"{report.left} not tried")
@@ -104,6 +101,14 @@ def send(smtp: Annotated[Optional[str], typer.Option("--smtp", callback=_check_s
     if problem:
         typer.echo(f"pbem: {problem}", err=True)
         raise typer.Exit(1)
+
+
+def send_line(r) -> str:
+    """One line for a message sent (or written) or failed: 'sent #12 g1 answer to ...'."""
+    what = f"#{r.id} {safe(r.game)} {r.kind} to {r.recipient}: {safe(r.subject)}"
+    if r.outcome == "sent":
+        return f"{'written' if r.path else 'sent'} {what}" + (f" -> {r.path}" if r.path else "")
+    return f"failed {what}: {safe(r.error)}; retry at {_when(r.next_try_at)}"
 
 
 @app.command("outbox")

@@ -97,9 +97,11 @@ def duration(seconds: int | None) -> str:
 # ---------------------------------------------------------------------- tick
 
 
-def tick(store, now: str, game: str | None = None) -> list[Action]:
+def tick(store, now: str, game: str | None = None, on_action=None) -> list[Action]:
     """Queue the reminders and apply the defaults that are due at ``now``, in every game
-    the judge mails (or only ``game``); each once. See the module docstring."""
+    the judge mails (or only ``game``); each once. See the module docstring.
+    ``on_action(action)``, when given, hears of each action the moment it is committed
+    (a long-running judge logs it then, so a kill a moment later loses no line)."""
     from ..protocol import commands
     from ..protocol.errors import Refused
     judge.attach(store)
@@ -109,11 +111,16 @@ def tick(store, now: str, game: str | None = None) -> list[Action]:
             raise Refused(f"game {game} has no addresses, so the judge mails no one in it "
                           f"(pbem address {game} PLAYER EMAIL)")
     actions: list[Action] = []
+
+    def said(action: Action) -> None:
+        actions.append(action)
+        if on_action is not None:
+            on_action(action)
     for name in [game] if game is not None else tables.mail_games(store):
         try:
-            actions += _tick_game(store, name, now)
+            _tick_game(store, name, now, said)
         except _errors() as exc:  # a game that cannot be read (damaged, say) holds up no other
-            actions.append(Action(name, "-", "failed", None, None, "-", "-", error=_one_line(exc)))
+            said(Action(name, "-", "failed", None, None, "-", "-", error=_one_line(exc)))
     return actions
 
 
@@ -128,16 +135,15 @@ def owed(session) -> dict[tuple, dict]:
     return out
 
 
-def _tick_game(store, game: str, now: str) -> list[Action]:
+def _tick_game(store, game: str, now: str, said) -> None:
     from ..protocol import commands
-    actions = []
     rules = tables.deadlines(store, game)
     addresses = tables.mail_players(store, game)
     failed = set()  # tried in this tick already: said once, tried again at the next tick
     for _ in range(MAX_DEFAULTS_PER_GAME):
         session = commands.load(store, game)
         if not session.meta.get("deadline_seconds"):
-            return actions
+            return
         defaulted = False
         first_of = {}
         for key, entry in owed(session).items():
@@ -151,7 +157,7 @@ def _tick_game(store, game: str, now: str) -> list[Action]:
                 if first_of[player] == key and (key, "default") not in failed:
                     done = _default(store, game, key, entry["due"], now, late_at)
                     if done is not None:
-                        actions.append(done)
+                        said(done)
                         if done.action == "failed":
                             failed.add((key, "default"))
                         else:  # the game moved on: read it again
@@ -166,12 +172,11 @@ def _tick_game(store, game: str, now: str) -> list[Action]:
             if (key, stage) not in failed and not tables.reminded(store, game, key, stage):
                 done = _notify(store, game, key, entry["due"], stage, now, rules)
                 if done is not None:
-                    actions.append(done)
+                    said(done)
                     if done.action == "failed":
                         failed.add((key, stage))
         if not defaulted:
-            return actions
-    return actions
+            return
 
 
 def _default(store, game: str, key: tuple, due: str, now: str, late_at: str) -> Action | None:

@@ -31,6 +31,7 @@ from .config import MailConfig, check_fetchable
 # answers that the message is too large), so one huge attachment cannot fill the memory.
 MAX_FETCH = 10 * 1024 * 1024 + 1
 BATCH = 50  # messages per transaction: each batch's bytes are held in memory at once
+STOPPED = "asked to stop"  # report.stopped when should_stop() ended the run
 
 
 class FetchError(Exception):
@@ -213,7 +214,7 @@ def _missing(imap, config: MailConfig, name: str, purpose: str) -> FetchError:
 
 
 def fetch(store, config: MailConfig, clock, judge_addresses: tuple[str, ...] = (),
-          batch: int = BATCH, connect=None) -> FetchReport:
+          batch: int = BATCH, connect=None, should_stop=None, on_message=None) -> FetchReport:
     """Fetch, ingest and mark the folder's new messages; see the module docstring.
 
     ``clock()`` gives the time of each message and record (nothing here reads the clock).
@@ -221,7 +222,11 @@ def fetch(store, config: MailConfig, clock, judge_addresses: tuple[str, ...] = (
     raises ``FetchError`` before anything is written; so does any other failure before the
     first message is fetched. A failure later ends the run with ``report.stopped`` set:
     what was committed stays, and the next run goes on from there.
-    ``connect(config)`` opens the connection (default: ``open_imap``).
+    ``connect(config)`` opens the connection (default: ``open_imap``). ``should_stop()``,
+    when given, is asked before each message is fetched: once it says yes, the messages
+    in hand are committed and marked and the run ends there (``report.stopped`` says so),
+    so a stop request never leaves a message half-done. ``on_message(uid, result)`` hears
+    of each message the moment its batch is committed.
     """
     import imaplib
 
@@ -248,6 +253,9 @@ def fetch(store, config: MailConfig, clock, judge_addresses: tuple[str, ...] = (
 
         def messages():
             for uid in candidates:
+                if should_stop is not None and should_stop():
+                    report.stopped = STOPPED
+                    return
                 raw = _fetch_one(imap, uid)
                 if raw is not None:  # None: deleted by someone else meanwhile
                     in_hand.append(uid)
@@ -262,6 +270,9 @@ def fetch(store, config: MailConfig, clock, judge_addresses: tuple[str, ...] = (
         def on_commit(results):
             uids = done.pop()
             report.results.extend(zip(uids, results))
+            if on_message is not None:
+                for uid, result in zip(uids, results):
+                    on_message(uid, result)
             maybe_crash("fetch:after-commit")
             _mark(store, imap, config, account, uids)
 
@@ -271,6 +282,8 @@ def fetch(store, config: MailConfig, clock, judge_addresses: tuple[str, ...] = (
         except (imaplib.IMAP4.error, OSError) as exc:
             report.stopped = f"{config.imap_server}: {describe(exc)}"
             return report
+        if report.stopped == STOPPED:  # the folder was not read through: its newest UIDs are not done
+            return report
         with store.transaction():
             record.record_checked(store, account, folder, uidvalidity, max(uidnext - 1, 0), clock())
     finally:
@@ -279,8 +292,13 @@ def fetch(store, config: MailConfig, clock, judge_addresses: tuple[str, ...] = (
 
 
 def _select(imap, config: MailConfig, folder: str) -> tuple[int, int]:
-    typ, _ = imap.select(quoted(folder))
+    typ, data = imap.select(quoted(folder))
     if typ != "OK":
+        there = folders(imap)
+        if folder in there or (folder.upper() == "INBOX" and "INBOX" in there):
+            # it exists, and the server would not open it: its own words say why
+            raise FetchError(f"{config.imap_server}: the server would not open {folder} for {config.imap_user}: "
+                             f"{_words(imap.error(data))}")
         raise _missing(imap, config, folder, "to fetch mail from")
     validity = imap.response("UIDVALIDITY")[1][0]
     if not validity:

@@ -48,9 +48,15 @@ class SendReport:
     """One run of the sender. ``stopped`` says why the run ended early (the connection could
     not be made or was lost); ``left`` counts the due rows it did not try, untouched."""
 
+    on_result: Callable[[SendResult], None] | None = field(default=None, repr=False, compare=False)
     results: list[SendResult] = field(default_factory=list)
     stopped: str | None = None
     left: int = 0
+
+    def add(self, result: SendResult) -> None:
+        self.results.append(result)
+        if self.on_result is not None:
+            self.on_result(result)
 
     @property
     def sent(self) -> list[SendResult]:
@@ -152,7 +158,10 @@ def open_smtp(config: MailConfig, context=None):
 
 def send_due(store, config: MailConfig, now: str,
              connect: Callable[[MailConfig], object] | None = None,
-             clock: Callable[[], str] | None = None) -> SendReport:
+             clock: Callable[[], str] | None = None,
+             should_stop: Callable[[], bool] | None = None,
+             claim_seconds: int = outbox.CLAIM_SECONDS,
+             on_result: Callable[[SendResult], None] | None = None) -> SendReport:
     """Deliver the rows due at ``now`` over one SMTP connection; mark each as it goes.
 
     A refusal of one message (4xx or 5xx for its recipient or its data) marks that row
@@ -162,12 +171,19 @@ def send_due(store, config: MailConfig, now: str,
     ``connect(config)`` opens the connection (default: ``open_smtp``). ``clock()``, when
     given, times each claim and mark instead of ``now``: in a long run, a claim dated from
     the run's start could run out before its message goes, and a second sender take it.
+    ``should_stop()``, when given, is asked before each message: once it says yes, the run
+    ends there and the rest stay queued (counted in ``left``; ``stopped`` stays None, as
+    nothing failed). ``claim_seconds`` is how long a claimed row is left alone by other
+    senders; a caller that holds the database's send lock exclusively (``pbem mail run``)
+    has no other sender to keep off, and passes 0, so that a row left in doubt by a killed
+    predecessor goes out at once rather than when its claim runs out. ``on_result(result)``
+    hears of each row the moment it is marked.
     """
     check_sendable(config)
     moment = clock or (lambda: now)
     render_pending(store)
     rows = outbox.due(store, now)
-    report = SendReport()
+    report = SendReport(on_result=on_result)
     if not rows:
         return report
     try:
@@ -180,7 +196,10 @@ def send_due(store, config: MailConfig, now: str,
         return report
     try:
         for index, row in enumerate(rows):
-            if not outbox.claim(store, row.id, moment()):
+            if should_stop is not None and should_stop():
+                report.left = len(rows) - index
+                break
+            if not outbox.claim(store, row.id, moment(), claim_seconds):
                 continue  # another sender took it (or sent it) since we looked
             maybe_crash("send:after-claim")
             try:
@@ -190,7 +209,7 @@ def send_due(store, config: MailConfig, now: str,
                 if not _is_mail_failure(exc):
                     raise
                 error = describe(exc)
-                report.results.append(_failed(store, row, error, moment()))
+                report.add(_failed(store, row, error, moment()))
                 if getattr(smtp, "sock", True) is None:  # smtplib closes a connection it lost
                     report.stopped = f"{config.server}: connection lost ({error})"
                     report.left = len(rows) - index - 1
@@ -198,7 +217,7 @@ def send_due(store, config: MailConfig, now: str,
             else:
                 maybe_crash("send:after-accept")
                 outbox.mark_sent(store, row.id, moment())
-                report.results.append(_result(row, SENT))
+                report.add(_result(row, SENT))
     finally:
         _close(smtp)
     return report

@@ -22,6 +22,7 @@ import socket
 import sqlite3
 import subprocess
 import sys
+import tempfile
 import time
 from email.message import EmailMessage
 from pathlib import Path
@@ -106,8 +107,8 @@ class Dovecot:
     """One Dovecot process with its own configuration under ``root``: IMAP on ``port``
     (STARTTLS offered when ``tls``), IMAPS on ``tls_port`` when ``tls``; user USER."""
 
-    def __init__(self, root: Path, tls=None, basetemp: Path | None = None):
-        self.root, self.tls, self.basetemp = root, tls, basetemp or root
+    def __init__(self, root: Path, tls=None):
+        self.root, self.tls = root, tls
         self.host, self.user, self.password = "127.0.0.1", USER, PASSWORD
         self.port = free_port()
         self.tls_port = free_port() if tls else None
@@ -130,12 +131,9 @@ class Dovecot:
             except KeyError:
                 _unavailable(f"has no {mail_user}/{login_user} users (install the dovecot-core package)")
             uid, gid, internal_group = owner.pw_uid, owner.pw_gid, grp.getgrgid(owner.pw_gid).gr_name
-            # Only pytest's own folders are opened (search, not read), never one above them.
-            top = self.basetemp.parent if self.basetemp.parent.name.startswith("pytest-of-") else self.basetemp
-            for folder in [root, *root.parents]:
-                folder.chmod(folder.stat().st_mode | 0o001)
-                if folder == top or folder == folder.parent:
-                    break
+            # Only the server's own folder is opened (search, not read), never one above it:
+            # it lives outside pytest's folders (see the dovecot fixture).
+            root.chmod(root.stat().st_mode | 0o001)
             os.chown(root / "mail", uid, gid)
             auth_user = "service auth {\n  user = root\n}\n"
         else:
@@ -291,19 +289,29 @@ service anvil {{
 
 
 @pytest.fixture
-def dovecot(tmp_path, tmp_path_factory):
+def dovecot(tmp_path):
     """``dovecot(tls=None)``: a running Dovecot (``tls=test_ca`` for TLS and STARTTLS),
     stopped at the end of the test."""
     started: list[Dovecot] = []
 
     def start(tls=None) -> Dovecot:
-        server = Dovecot(tmp_path / f"dovecot{len(started)}", tls, tmp_path_factory.getbasetemp())
+        if os.getuid() == 0:
+            # As root, Dovecot serves as its own unprivileged users, who must reach the mail
+            # folder. pytest keeps its root folder (/tmp/pytest-of-root) at mode 0700 and sets
+            # it back whenever another pytest session starts, so the server's folder is made
+            # outside it, in the system's temporary folder, and removed at the end.
+            root = Path(tempfile.mkdtemp(prefix="pbem-dovecot-"))
+        else:
+            root = tmp_path / f"dovecot{len(started)}"
+        server = Dovecot(root, tls)
         started.append(server)
         return server.start()
 
     yield start
     for server in started:
         server.stop(gracefully=False)
+        if os.getuid() == 0:
+            shutil.rmtree(server.root, ignore_errors=True)
 
 
 # -- a game whose players write to the judge ----------------------------------------------------

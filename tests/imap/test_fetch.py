@@ -238,6 +238,26 @@ def test_a_missing_folder_is_named_with_the_folders_there(dovecot, table, cli):
             "no folder 'Done' to move fetched mail to for judge@example.org; folders there: INBOX, Judged")
 
 
+def test_a_folder_the_server_will_not_open_is_not_called_missing(dovecot, table, cli):
+    """The folder is there, but the server cannot open it (here: its files unreadable to
+    it): the server's own words, not "no folder INBOX; folders there: INBOX"."""
+    import os
+    server = dovecot()
+    server.append(table.mail("ani"))
+    box = server.root / "mail" / server.user
+    os.chmod(box / "cur", 0)
+    os.chmod(box / "new", 0)
+    try:
+        before = table.dump()
+        result = cli(*fetch_args(server), env=env(server), code=1)
+        assert result.stderr.startswith(f"pbem: 127.0.0.1:{server.port}: the server would not open INBOX for "
+                                        f"judge@example.org: ") and result.stderr.count("\n") == 1, result.stderr
+        assert "no folder" not in result.stderr and table.dump() == before
+    finally:
+        os.chmod(box / "cur", 0o700)
+        os.chmod(box / "new", 0o700)
+
+
 def test_server_down(dovecot, table, cli):
     server = dovecot()
     server.stop()
@@ -344,6 +364,31 @@ def test_a_connection_lost_mid_run_keeps_what_was_committed(dovecot, table):
         assert [(uid, r.outcome) for uid, r in again.results] == [(uids[1], "applied")]
         assert again.stopped is None
     assert table.seeds() == ["ani-1", "alex-2"] and flags(server) == {uids[0]: True, uids[1]: True}
+
+
+def test_a_stop_request_ends_the_run_after_the_batch_in_hand_and_the_rest_waits(dovecot, table):
+    """'pbem mail run' asked to stop: the batch in hand is applied and flagged, and the
+    folder is not counted as read through, so the next run takes the rest."""
+    from pbem.mail.config import MailConfig
+    from pbem.mail.fetch import STOPPED, fetch
+    from pbem.store import Store
+
+    server = dovecot()
+    uids = [server.append(table.mail(player)) for player in ("ani", "alex", "ani")]
+    config = MailConfig(imap_host=server.host, imap_port=server.port, imap_security="plain",
+                        imap_user=server.user, imap_password=server.password)
+    clock = lambda: "2030-01-01T10:00:00Z"  # noqa: E731
+    heard = []
+    with Store(table.db) as store:
+        report = fetch(store, config, clock, batch=1, should_stop=lambda: bool(heard),
+                       on_message=lambda uid, result: heard.append((uid, result.outcome)))
+        assert heard == [(uid, r.outcome) for uid, r in report.results] == [(uids[0], "applied")]
+        assert report.stopped == STOPPED
+        assert flags(server) == {uids[0]: True, uids[1]: False, uids[2]: False}
+
+        again = fetch(store, config, clock)
+        assert [uid for uid, _ in again.results] == uids[1:] and again.stopped is None
+    assert table.seeds() == ["ani-1", "alex-2", "ani-3"] and set(flags(server).values()) == {True}
 
 
 def test_status_and_games_show_the_last_fetch(dovecot, table, cli):
