@@ -43,6 +43,7 @@ def check_conserved(s) -> None:
     assert sorted(cards) == list(range(len(VOTE_CARDS))), "vote cards created or lost"
     events = s.event_deck + [c for c in s.row if c is not None] + s.discard + s.removed
     events += [c for cards in s.albatross.values() for c in cards]
+    events += [c for cards in s.maps.values() for c in cards]  # treasure maps in front of players
     assert sorted(events) == list(range(len(s.events))), "event cards created or lost"
     stowing = sum(1 for e in s.queue if e["kind"] == "stow")
     held = sum(n for hold in s.holds.values() for n in hold.values())
@@ -73,7 +74,11 @@ def test_a_hand_is_always_the_right_size(p):
         lost.update(e["player"] for e in after.effects if e["type"] == "discard")
         drawing = {e["player"] for e in after.queue if e["kind"] == "top"}
         for name, hand in after.hands.items():
-            want = HAND_SIZE - lost[name] + (name in drawing)
+            # El Dorado's owner holds one card more until they spend it in a vote (its revealer
+            # holds it only until they give it away)
+            gold = after.holds_map(name, "eldorado")
+            owns = gold is not None and not any(e.get("card") == gold for e in after.queue)
+            want = HAND_SIZE - lost[name] + (name in drawing) + owns
             assert len(hand) == want, f"{name} holds {len(hand)}, not {want}; game {p}, after {player}: {choice!r}"
 
 

@@ -123,6 +123,7 @@ def probe(s: State) -> dict:
         "vote_deck_size": len(s.vote_deck),
         "row": [s.events[c] if c is not None else "" for c in s.row],
         "event_deck": [s.events[c] for c in s.event_deck],
+        "event_deck_size": len(s.event_deck),
         "discard": [s.events[c] for c in s.discard],
         "removed": [s.events[c] for c in s.removed],
         "box": sorted(s.events),

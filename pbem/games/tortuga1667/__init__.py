@@ -1,7 +1,7 @@
 """Tortuga 1667 (hidden loyalties, 4-9 players): pure rules behind ``pbem.games.base``.
 
-Not registered in ``pbem.games.GAMES`` yet: the treasure maps and the advanced set-up are
-still to come (docs/rules-1667.md says what is built).
+Every rule of the seed is built (docs/rules-1667.md). The one option is ``variant``:
+``standard`` (the default) or ``advanced`` (the optional advanced set-up).
 """
 
 from __future__ import annotations
@@ -9,12 +9,12 @@ from __future__ import annotations
 from ..base import MAX_OPTIONS, Request
 from . import legal
 from .engine import apply, check, owed
-from .model import MAX_PLAYERS, MIN_PLAYERS, State
+from .model import MAX_PLAYERS, MIN_PLAYERS, VARIANTS, State
 from .setup import check_players, setup
 from .views import view
 
 NAME = "tortuga1667"
-OPTIONS: dict = {}
+OPTIONS = {"variant": VARIANTS}
 
 __all__ = ["NAME", "MIN_PLAYERS", "MAX_PLAYERS", "setup", "pending", "check", "apply", "default",
            "view", "result", "to_json", "from_json", "check_players", "State"]

@@ -11,11 +11,13 @@ from __future__ import annotations
 from ...text import quote
 from ..base import IllegalChoice, InvalidChoice, NotYourTurn
 from . import legal
-from .board import board_ship, do_move, maroon, rowboat_moves
+from .board import board_ship, do_move, rowboat_moves
 from .events import finish, reveal, swap_loyalties
+from .maps import answer_atlantis_maroon, answer_fountain, give, sail, threaten
 from .model import State, vote_face
 from .parse import KIND_OF_WORD, canonical, first_word, why_illegal
-from .votes import call_vote, cast, do_loot
+from .setup import place
+from .votes import after_atlantis, call_vote, cast, do_loot
 
 
 def owed(s: State) -> list[tuple[str, str, dict]]:
@@ -51,6 +53,8 @@ def validate(s: State, player: str, text: str) -> tuple[str, dict, str]:
     wanted = KIND_OF_WORD.get(word)
     if kind == "loot" and word == "stow":
         wanted = "loot"
+    if kind == "action" and word == "atlantis":
+        wanted = "action"  # Atlantis on one's own turn: an option of the action
     if wanted != kind:
         if wanted is not None:
             raise NotYourTurn(f"{player} owes a {kind} choice now, not {word}; legal: {legal.describe(opts)}")
@@ -80,7 +84,7 @@ def apply(state: State, player: str, text: str, rng) -> State:
     w = choice.split()
     if kind == "vote":
         s.effects.append({"type": "voted", "player": player})
-        cast(s, player, int(w[1]) - 1, rng)
+        cast(s, player, [int(x) - 1 for x in w[1].split(",")], rng)
     else:
         s.queue.pop(0)
         HANDLERS[kind](s, player, w, entry, rng)
@@ -115,7 +119,11 @@ def _action(s, player, w, entry, rng):
     elif verb in ("attack", "mutiny", "brawl"):
         call_vote(s, verb, player, rng)
     elif verb == "maroon":
-        maroon(s, w[1], "captain")
+        threaten(s, w[1], "captain", by=player)
+    elif verb == "atlantis":
+        # RULING atlantis-own-turn: not an action; the owner is asked for their action again
+        sail(s, player)
+        s.queue.insert(0, {"kind": "action", "player": player})
     elif verb == "shift":
         _, ship = s.place_of(player)
         s.holds[ship][w[1]] -= 1
@@ -131,7 +139,7 @@ def _loot(s, player, w, entry, rng):
 
 
 def _shoot(s, player, w, entry, rng):
-    maroon(s, w[1], "pistol")
+    threaten(s, w[1], "pistol", by=player)
 
 
 def _marque(s, player, w, entry, rng):
@@ -162,8 +170,28 @@ def _discard(s, player, w, entry, rng):
     s.effects.append({"type": "discard", "player": player, "private": {player: {"card": vote_face(card)}}})
 
 
+def _give(s, player, w, entry, rng):
+    give(s, player, w[1], entry["card"])
+
+
+def _fountain(s, player, w, entry, rng):
+    answer_fountain(s, player, " ".join(w), entry)
+
+
+def _atlantis(s, player, w, entry, rng):
+    if entry["why"] == "vote":
+        after_atlantis(s, player, w[1] == "go", rng)
+    else:
+        answer_atlantis_maroon(s, player, " ".join(w), entry)
+
+
+def _place(s, player, w, entry, rng):
+    place(s, player, w[1:], rng)
+
+
 HANDLERS = {"stow": _stow, "action": _action, "pick": _pick, "loot": _loot, "shoot": _shoot,
-            "marque": _marque, "top": _top, "fever": _fever, "discard": _discard}
+            "marque": _marque, "top": _top, "fever": _fever, "discard": _discard, "give": _give,
+            "fountain": _fountain, "atlantis": _atlantis, "place": _place}
 
 
 def _advance(s: State) -> None:

@@ -7,6 +7,7 @@ it is answered before anything else happens).
 from __future__ import annotations
 
 from .board import check_albatross, maroon
+from .maps import threaten
 from .model import HOLDS, ROW_SIZE, SHIPS, State
 from .setup import build_event_deck, deal_order
 
@@ -30,7 +31,13 @@ def _ask(kind):
 
 
 def _black_spot(s, player, card, rng):
-    maroon(s, player, "blackspot")
+    threaten(s, player, "blackspot")
+
+
+def _map(s, player, card, rng):
+    # the revealer holds the map only until they give it away (the next decision)
+    s.maps.setdefault(player, []).append(card)
+    s.queue.insert(0, {"kind": "give", "player": player, "card": card})
 
 
 def _albatross(s, player, card, rng):
@@ -110,6 +117,9 @@ EFFECTS = {
     "marque": ("discard", _ask("marque")),
     "blackspot": ("discard", _black_spot),
     "albatross": ("keep", _albatross),
+    "fountain": ("keep", _map),  # kept by its owner until used, then discarded
+    "atlantis": ("keep", _map),
+    "eldorado": ("keep", _map),
     "powder": ("discard", _black_powder),
     "fever": ("discard", _ask("fever")),
     "bells": ("discard", _eight_bells),

@@ -13,12 +13,23 @@ Kinds of decision (the word a choice starts with is in brackets):
     top      Letter of Marque: the card put on the vote deck   (top N)
     fever    Cabin Fever: whose loyalty to shuffle with yours  (fever PLAYER)
     discard  marooned from Tortuga: the vote card given up     (discard N)
+    give     a treasure map revealed: to whom it goes          (give PLAYER)
+    fountain Fountain of Youth's owner about to be marooned    (fountain use | fountain keep)
+    atlantis Atlantis's owner: a captain maroons them, or a    (atlantis go | atlantis stay)
+             vote is called on the other ship
+    place    advanced set-up: where the drawn pawn stands      (place SHIP N | place tortuga)
+
+El Dorado adds options to ``vote`` (``vote A,B``); Atlantis adds ``atlantis go`` to its
+owner's ``action`` (it is not their action: they are asked again). Every default keeps
+the map (RULING map-default).
 """
 
 from __future__ import annotations
 
 from .board import rowboat_moves
+from .maps import atlantis_target
 from .model import HOLDS, SHIP_ROOM, SHIPS, State
+from .setup import place_default, place_options
 from .votes import loot_options
 
 SYNTAX = {
@@ -26,13 +37,17 @@ SYNTAX = {
     "action": "peek A,B | reveal A | force PLAYER A,B | move rowboat | move SHIP|tortuga | "
               "attack | maroon PLAYER | mutiny | shift british|french | brawl (A, B: row slots 1-5)",
     "pick": "pick A (one of the two slots pointed at)",
-    "vote": "vote N (N: the number of a card in your hand)",
+    "vote": "vote N (N: the number of a card in your hand; vote A,B: two cards with El Dorado)",
     "loot": "stow HOLD, or steal SHIP HOLD to HOLD once the galleon is empty",
     "shoot": "shoot PLAYER (anyone, yourself included)",
     "marque": "marque draw, or marque send PLAYER SHIP (a player on Tortuga or in a rowboat)",
     "top": "top N (the number of the card in your hand to put on the vote deck)",
     "fever": "fever PLAYER (another player)",
     "discard": "discard N (the number of the card in your hand to give up)",
+    "give": "give PLAYER (another player: the map's new owner)",
+    "fountain": "fountain use (stay where you are; the map is discarded) or fountain keep",
+    "atlantis": "atlantis go (to the last place of the other ship; the map is discarded) or atlantis stay",
+    "place": "place SHIP N (a free place 1-5 on dutchman or jolly) or place tortuga",
 }
 
 
@@ -58,6 +73,8 @@ def action_options(s: State, player: str) -> list[str]:
     if len(cards) >= 2:
         out += [f"force {p} {a},{b}" for p in after(s, player) for a in cards for b in cards if a != b]
     out += rowboat_moves(s, player)
+    if atlantis_target(s, player):
+        out.append("atlantis go")
     ranks = s.ranks(player)
     where, ship = s.place_of(player)
     if "captain" in ranks:
@@ -80,7 +97,19 @@ def options(s: State, player: str, kind: str, entry: dict) -> list[str]:
     if kind == "pick":
         return [f"pick {a}" for a in entry["slots"]]
     if kind in ("vote", "top", "discard"):
-        return [f"{kind} {k}" for k in range(1, len(s.hands[player]) + 1)]
+        size = len(s.hands[player])
+        out = [f"{kind} {k}" for k in range(1, size + 1)]
+        if kind == "vote" and s.holds_map(player, "eldorado") is not None:
+            out += [f"vote {a},{b}" for a in range(1, size + 1) for b in range(a + 1, size + 1)]
+        return out
+    if kind == "give":
+        return [f"give {p}" for p in after(s, player)]
+    if kind == "fountain":
+        return ["fountain keep", "fountain use"]
+    if kind == "atlantis":
+        return ["atlantis stay", "atlantis go"]
+    if kind == "place":
+        return place_options(s)
     if kind == "loot":
         return loot_options(s, player)
     if kind == "shoot":
@@ -108,6 +137,8 @@ def default(s: State, player: str, kind: str, entry: dict) -> str:
         return f"peek {a},{b}"
     if kind == "top":
         return f"top {s.hands[player].index(entry['drawn']) + 1}"
+    if kind == "place":
+        return place_default(s)
     return options(s, player, kind, entry)[0]
 
 

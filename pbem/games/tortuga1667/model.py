@@ -48,18 +48,22 @@ def vote_face(card: int) -> str:
     return " ".join(VOTE_CARDS[card])
 
 
-# Event cards: name -> copies in the box. Starred cards: three are drawn per game.
+# Event cards: name -> copies in the box (6 helpful, 6 harmful, 3 treasure maps). Starred
+# cards: three are drawn per game. With the Armada a game's event deck has 19 cards.
 # RULING starred-cards: only the four starred cards the rules describe are in the box.
-# Not yet built (this slice): the three treasure maps (fountain, atlantis, eldorado).
-EVENT_COUNTS = {"pistol": 2, "marque": 4, "blackspot": 3, "albatross": 3}
+MAPS = ("fountain", "atlantis", "eldorado")
+EVENT_COUNTS = {"pistol": 2, "marque": 4, "blackspot": 3, "albatross": 3,
+                "fountain": 1, "atlantis": 1, "eldorado": 1}
 STARRED = ("powder", "fever", "bells", "storm")
 STARRED_IN_PLAY = 3
 ARMADA = "armada"
 EVENT_NAMES = {
     "pistol": "Pistol", "marque": "Letter of Marque", "blackspot": "Black Spot",
-    "albatross": "Albatross", "powder": "Black Powder", "fever": "Cabin Fever",
+    "albatross": "Albatross", "fountain": "Fountain of Youth", "atlantis": "Atlantis",
+    "eldorado": "El Dorado", "powder": "Black Powder", "fever": "Cabin Fever",
     "bells": "Eight Bells", "storm": "Stormy Seas", "armada": "Spanish Armada",
 }
+VARIANTS = ("standard", "advanced")  # the option "variant": the set-up (docs/rules-1667.md)
 
 
 @dataclass(slots=True)
@@ -81,6 +85,10 @@ class State:
     discard: list = field(default_factory=list)  # revealed event cards, oldest first
     removed: list = field(default_factory=list)  # out of play (the Armada in a tie-break)
     albatross: dict = field(default_factory=dict)  # player -> Albatross card ids in front of them
+    maps: dict = field(default_factory=dict)  # player -> treasure map card ids they own
+    variant: str = "standard"  # the set-up: standard | advanced
+    slots: dict | None = None  # advanced set-up only: ship -> five places, player or None
+    bag: list = field(default_factory=list)  # advanced set-up: pawns not drawn yet (seat order)
     seen: dict = field(default_factory=dict)  # player -> [{card, slot, turn, shuffle}]
     shuffles: int = 0  # how often the event row was rebuilt (a peek is true only within one)
     turn: int = 0  # seat whose turn it is
@@ -142,6 +150,13 @@ class State:
         if crew[-1] == player:
             out.append("boy")
         return out
+
+    def holds_map(self, player: str, name: str) -> int | None:
+        """The card id of the map ``name`` that ``player`` owns, or None."""
+        for card in self.maps.get(player, []):
+            if self.events[card] == name:
+                return card
+        return None
 
     def team_totals(self) -> dict:
         return {team: sum(self.holds[p][team] for p in self.holds) for team in HOLDS}

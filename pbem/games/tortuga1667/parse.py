@@ -17,7 +17,8 @@ ACTION_WORDS = {"peek", "reveal", "force", "move", "attack", "maroon", "mutiny",
 KIND_OF_WORD = {w: "action" for w in ACTION_WORDS}
 KIND_OF_WORD.update({"pick": "pick", "vote": "vote", "stow": "stow", "steal": "loot",
                      "shoot": "shoot", "marque": "marque", "top": "top", "fever": "fever",
-                     "discard": "discard"})
+                     "discard": "discard", "give": "give", "fountain": "fountain",
+                     "atlantis": "atlantis", "place": "place"})
 SHIP_ALIASES = {"dutchman": "dutchman", "flyingdutchman": "dutchman", "fd": "dutchman",
                 "jolly": "jolly", "jollyroger": "jolly", "roger": "jolly", "jr": "jolly"}
 
@@ -79,13 +80,26 @@ def canonical(s: State, word: str, text: str, rowboats: list[str]) -> str:
         r.count(2, "two slots, e.g. peek 2,4")
         a, b = sorted(r.number(x) for x in rest)
         return f"peek {a},{b}"
+    if word == "vote" and len(rest) == 2:  # two cards: only with El Dorado
+        a, b = sorted(r.number(x) for x in rest)
+        return f"vote {a},{b}"
     if word in ("reveal", "pick", "vote", "top", "discard"):
         r.count(1, f"one number, e.g. {word} 2")
         return f"{word} {r.number(rest[0])}"
     if word == "force":
         r.count(3, "a player and two slots, e.g. force bob 1,5")
         return f"force {r.player(rest[0])} {r.number(rest[1])},{r.number(rest[2])}"
-    if word in ("maroon", "shoot", "fever"):
+    if word in ("fountain", "atlantis"):
+        answers = {"fountain": ("use", "keep"), "atlantis": ("go", "stay")}[word]
+        if len(rest) != 1 or rest[0].casefold() not in answers:
+            raise r.bad(f"expected {word} {answers[0]} or {word} {answers[1]}")
+        return f"{word} {rest[0].casefold()}"
+    if word == "place":
+        if len(rest) == 1 and rest[0].casefold() == "tortuga":
+            return "place tortuga"
+        r.count(2, "place SHIP N (N: a place 1-5) or place tortuga")
+        return f"place {r.ship(rest[0])} {r.number(rest[1])}"
+    if word in ("maroon", "shoot", "fever", "give"):
         r.count(1, f"one player, e.g. {word} {s.players[0]}")
         return f"{word} {r.player(rest[0])}"
     if word == "move":
@@ -143,8 +157,22 @@ def why_illegal(s: State, player: str, kind: str, choice: str) -> tuple[str, str
         empty = [x for x in nums if not 1 <= x <= len(s.row) or s.row[x - 1] is None]
         if empty:
             return "empty-slot", f"slot {empty[0]} holds no card"
+    if w[0] == "vote" and "," in w[1]:
+        a, b = (int(x) for x in w[1].split(","))
+        if s.holds_map(player, "eldorado") is None:
+            return "no-map", "two cards need El Dorado, which you do not own"
+        if a == b:
+            return "same-slot", "name two different cards"
     if w[0] in ("vote", "top", "discard"):
         return "no-such-card", f"your hand has {len(s.hands[player])} card(s)"
+    if w[0] == "atlantis" and s.holds_map(player, "atlantis") is None:
+        return "no-map", "you do not own Atlantis"
+    if w[0] == "atlantis":
+        return "no-way", "Atlantis carries a pawn only from a ship to the other ship, if it has room"
+    if w[0] == "place" and w[1] != "tortuga":
+        if not 1 <= int(w[2]) <= 5:
+            return "no-way", "a ship has places 1 to 5"
+        return "no-way", f"place {w[2]} on that ship is taken"
     if w[0] == "move":
         return "no-way", "you cannot move there now"
     return "not-allowed", "not allowed now"

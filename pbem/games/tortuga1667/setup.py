@@ -11,7 +11,7 @@ import unicodedata
 from ...text import quote
 from .model import (
     ARMADA, EVENT_COUNTS, HAND_SIZE, HOLDS, LOYALTY, MAX_PLAYERS, MIN_PLAYERS, ROW_SIZE,
-    SHIPS, STARRED, STARRED_IN_PLAY, TEAMS, VOTE_CARDS, State,
+    SHIP_ROOM, SHIPS, STARRED, STARRED_IN_PLAY, TEAMS, VARIANTS, VOTE_CARDS, State,
 )
 
 RESERVED = {"rowboat", "tortuga", "dutchman", "jolly", "british", "french", "to"}
@@ -72,12 +72,23 @@ def build_event_deck(cards: list[int], armada: int | None, rng, label: str) -> l
     return deck
 
 
+def check_options(options: dict | None) -> str:
+    """The set-up variant named by the options (the one option Tortuga 1667 takes)."""
+    options = dict(options or {})
+    unknown = sorted(set(options) - {"variant"})
+    if unknown:
+        raise ValueError(f"Tortuga 1667 takes only the option variant (standard or advanced), "
+                         f"not {', '.join(unknown)}")
+    variant = options.get("variant") or "standard"
+    if variant not in VARIANTS:
+        raise ValueError(f"unknown variant {quote(variant)}; use standard or advanced")
+    return variant
+
+
 def setup(players, options: dict | None, rng) -> State:
     players = check_players(players)
-    options = dict(options or {})
-    if options:
-        raise ValueError(f"Tortuga 1667 takes no options yet (got {', '.join(sorted(options))})")
-    s = State(list(players))
+    variant = check_options(options)
+    s = State(list(players), variant=variant)
     british, french, dutch = LOYALTY[len(players)]
     cards = ["british"] * british + ["french"] * french + ["dutch"] * dutch
     s.loyalty = {p: draw(cards, rng, f"setup/loyalty/{p}") for p in players}
@@ -96,14 +107,17 @@ def setup(players, options: dict | None, rng) -> State:
                                     "setup/event-deck")
     s.row = [s.event_deck.pop(0) for _ in range(ROW_SIZE)]
 
-    # pawns from the bag: Dutchman captain, Jolly Roger captain, Dutchman mate, ...
     s.ships = {ship: [] for ship in SHIPS}
-    for k, p in enumerate(deal_order(list(players), rng, "setup/pawns")):
-        s.ships[SHIPS[k % 2]].append(p)
     s.rowboats = {ship: None for ship in SHIPS}
     s.holds = {place: {h: 0 for h in HOLDS} for place in SHIPS + ("tortuga",)}
     s.albatross = {p: [] for p in players}
+    s.maps = {p: [] for p in players}
     s.seen = {p: [] for p in players}
+    if variant == "advanced":
+        return _advanced(s, rng)
+    # pawns from the bag: Dutchman captain, Jolly Roger captain, Dutchman mate, ...
+    for k, p in enumerate(deal_order(list(players), rng, "setup/pawns")):
+        s.ships[SHIPS[k % 2]].append(p)
     # each captain stows their treasure, the Jolly Roger's first; then its captain starts
     s.queue = [{"kind": "stow", "player": s.ships["jolly"][0], "ship": "jolly"},
                {"kind": "stow", "player": s.ships["dutchman"][0], "ship": "dutchman"},
@@ -112,3 +126,62 @@ def setup(players, options: dict | None, rng) -> State:
     s.effects = [{"type": "setup", "dutchman": s.ships["dutchman"][:], "jolly": s.ships["jolly"][:],
                   "first": s.ships["jolly"][0]}]
     return s
+
+
+# ----------------------------------------------------------------- the advanced set-up
+
+def _advanced(s: State, rng) -> State:
+    """The optional advanced set-up: the ships' treasures lie ready (one in the Dutchman's
+    British hold, one in the Jolly Roger's French hold); pawns are drawn from the bag one at
+    a time, and each one's player chooses where it stands (``place ...``)."""
+    s.holds["dutchman"]["british"] = s.holds["jolly"]["french"] = 1
+    s.slots = {ship: [None] * SHIP_ROOM for ship in SHIPS}
+    s.bag = s.players[:]
+    s.effects = [{"type": "setup", "variant": "advanced"}]
+    _draw_pawn(s, rng)
+    return s
+
+
+def _draw_pawn(s: State, rng) -> None:
+    k = len(s.players) - len(s.bag)
+    p = draw(s.bag, rng, f"setup/pawns/{k}")
+    s.queue.insert(0, {"kind": "place", "player": p})
+    s.effects.append({"type": "drawn", "player": p})
+
+
+def place_options(s: State) -> list[str]:
+    out = [f"place {ship} {k + 1}" for ship in SHIPS for k, p in enumerate(s.slots[ship]) if p is None]
+    return out + ["place tortuga"]
+
+
+def place_default(s: State) -> str:
+    """RULING advanced-default: the highest free place on the ship with fewer pawns (the
+    Dutchman on a tie), as the standard set-up alternates; Tortuga once both are full."""
+    free = [ship for ship in SHIPS if None in s.slots[ship]]
+    if not free:
+        return "place tortuga"
+    ship = min(free, key=lambda x: (SHIP_ROOM - s.slots[x].count(None), SHIPS.index(x)))
+    return f"place {ship} {s.slots[ship].index(None) + 1}"
+
+
+def place(s: State, player: str, where: list[str], rng) -> None:
+    """Put the drawn pawn where its player chose; the last one ends the set-up: the pawns
+    close up below each captain (RULING advanced-gaps) and the first player is named."""
+    if where[0] == "tortuga":
+        s.tortuga.append(player)
+    else:
+        s.slots[where[0]][int(where[1]) - 1] = player
+    for ship in SHIPS:
+        s.ships[ship] = [p for p in s.slots[ship] if p is not None]
+    s.effects.append({"type": "placed", "player": player, "place": " ".join(where)})
+    if s.bag:
+        _draw_pawn(s, rng)
+        return
+    s.slots = None
+    # RULING advanced-first: the Jolly Roger's captain starts; with nobody aboard it the
+    # Dutchman's captain, and with both ships empty the governor of Tortuga
+    first = (s.ships["jolly"] or s.ships["dutchman"] or s.tortuga)[0]
+    s.turn = s.players.index(first)
+    s.queue.insert(0, {"kind": "action", "player": first})
+    s.effects.append({"type": "setup", "dutchman": s.ships["dutchman"][:], "jolly": s.ships["jolly"][:],
+                      "tortuga": s.tortuga[:], "first": first})

@@ -55,6 +55,8 @@ def view(s: State, viewer: str | None = None) -> dict:
         "discard": [s.events[c] for c in s.discard],
         "removed": [s.events[c] for c in s.removed],
         "albatross": {p: len(cards) for p, cards in s.albatross.items()},
+        "maps": {p: [s.events[c] for c in cards] for p, cards in s.maps.items()},
+        "variant": s.variant,
         "hand_sizes": {p: len(h) for p, h in s.hands.items()},
         "vote_deck": len(s.vote_deck),
         "vote": None,
@@ -62,6 +64,8 @@ def view(s: State, viewer: str | None = None) -> dict:
         "waiting": _waiting(s),
         "effects": _effects(s.effects, viewer),
     }
+    if s.slots is not None:  # the advanced set-up is placing pawns
+        data["placing"] = {"slots": json.loads(json.dumps(s.slots)), "bag": len(s.bag)}
     if s.vote is not None:
         data["vote"] = {k: s.vote[k] for k in ("kind", "caller", "ship")}
         data["vote"]["voters"] = s.vote["voters"][:]
@@ -77,7 +81,7 @@ def view(s: State, viewer: str | None = None) -> dict:
             if e["still_there"]:
                 data["row"][e["slot"] - 1]["known"] = e["card"]
         if s.vote is not None and viewer in s.vote["cards"]:
-            data["vote"]["mine"] = vote_face(s.vote["cards"][viewer])
+            data["vote"]["mine"] = " + ".join(vote_face(c) for c in s.vote["cards"][viewer])
     return data
 
 

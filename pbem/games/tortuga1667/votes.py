@@ -8,6 +8,7 @@ the shown cards go under the vote deck in that order and every voter draws one c
 from __future__ import annotations
 
 from .board import maroon
+from .maps import sail, use, vote_question
 from .model import HOLDS, SHIPS, VOTE_CARDS, State, vote_face
 from .setup import deal_order
 
@@ -30,14 +31,41 @@ def call_vote(s: State, kind: str, caller: str, rng) -> None:
     s.vote = {"kind": kind, "caller": caller, "ship": ship, "voters": voters, "cards": {}}
     s.effects.append({"type": "vote-called", "kind": kind, "caller": caller, "ship": ship,
                       "voters": voters[:]})
-    if voters:
+    owner = vote_question(s, ship)
+    if owner is not None:  # Atlantis: asked before the sealed step opens
+        s.queue.insert(0, {"kind": "atlantis", "player": owner, "why": "vote"})
+    else:
+        open_vote(s, rng)
+
+
+def open_vote(s: State, rng) -> None:
+    """Collect the sealed cards, or resolve at once when nobody can vote."""
+    if s.vote["voters"]:
         s.queue.insert(0, {"kind": "vote"})
     else:
         resolve(s, rng)
 
 
-def cast(s: State, player: str, index: int, rng) -> None:
-    s.vote["cards"][player] = s.hands[player][index]
+def after_atlantis(s: State, player: str, went: bool, rng) -> None:
+    """The Atlantis owner answered: count them in if they sailed (RULING atlantis-vote: the
+    vote is called off if the Albatross marooned its caller on boarding)."""
+    vote = s.vote
+    if went:
+        sail(s, player)
+        where, ship = s.place_of(vote["caller"])
+        rank = {"attack": "captain", "mutiny": "mate"}[vote["kind"]]
+        if ship != vote["ship"] or rank not in s.ranks(vote["caller"]):
+            s.vote = None
+            s.effects.append({"type": "vote-off", "kind": vote["kind"], "caller": vote["caller"]})
+            return
+        vote["voters"] = voters_for(s, vote["kind"], vote["caller"])[1]
+        s.effects.append({"type": "voters", "voters": vote["voters"][:]})
+    open_vote(s, rng)
+
+
+def cast(s: State, player: str, indices: list[int], rng) -> None:
+    """``indices``: one card of the hand, or two for the owner of El Dorado."""
+    s.vote["cards"][player] = [s.hands[player][k] for k in indices]
     if len(s.vote["cards"]) == len(s.vote["voters"]):
         s.queue.pop(0)
         resolve(s, rng)
@@ -63,9 +91,11 @@ def resolve(s: State, rng) -> None:
     vote, s.vote = s.vote, None
     played = []
     for p in vote["voters"]:
-        card = vote["cards"][p]
-        s.hands[p].remove(card)
-        played.append(card)
+        for card in vote["cards"][p]:
+            s.hands[p].remove(card)
+            played.append(card)
+        if len(vote["cards"][p]) == 2:  # El Dorado spent; its owner draws one card like all
+            use(s, p, "eldorado")
     pool = played + ([s.vote_deck.pop(0)] if s.vote_deck else [])
     shown = deal_order(pool, rng, f"vote{s.vote_no}/shuffle")
     outcome = tally(vote["kind"], shown)
@@ -74,7 +104,7 @@ def resolve(s: State, rng) -> None:
     for p in vote["voters"]:
         new = s.vote_deck.pop(0)
         s.hands[p] = sorted(s.hands[p] + [new])
-        private[p] = {"played": vote_face(vote["cards"][p]), "drew": vote_face(new)}
+        private[p] = {"played": " + ".join(vote_face(c) for c in vote["cards"][p]), "drew": vote_face(new)}
     s.last_vote = {"kind": vote["kind"], "caller": vote["caller"], "ship": vote["ship"],
                    "voters": vote["voters"], "cards": [vote_face(c) for c in shown], "outcome": outcome}
     s.effects.append({"type": "vote", **s.last_vote, "private": private})
