@@ -5,6 +5,7 @@
     name = "..."; ruling = "..."          # the ruling or rulebook rule it pins
     players = ["ani", "bo", "cy", "dee"]
     enter = "setup"                       # optional: start from setup() with scripted draws
+    options = { variant = "advanced" }    # optional: the set-up's options (with enter)
     choices = ["ani: peek 1,2"]
     error = "illegal"; error_code = "..."; error_contains = "..."   # optional
     rng = { "vote1/shuffle/0" = 0 }       # optional scripted draws: label -> value
@@ -17,6 +18,7 @@
     vote_deck = ["torch french blank"]    # faces on top; the unused cards follow
     row = ["pistol", "", ...]             # five slots, "" empty; default five Black Spots
     event_deck = ["armada"]; discard = []; albatross = { ani = 1 }
+    maps = { ani = ["fountain"] }         # treasure maps in front of players
     turn = "ani"                          # whose action is open (default the first player)
     [case.expect]                         # dotted paths into ``probe`` -> expected value
 """
@@ -33,11 +35,11 @@ from pbem.games.tortuga1667 import engine, legal
 from pbem.games.tortuga1667.model import HOLDS, LOYALTY, SHIPS, VOTE_CARDS, State, vote_face
 
 CASES_DIR = Path(__file__).parent / "cases"
-CASE_KEYS = {"name", "ruling", "players", "enter", "choices", "error", "error_contains",
+CASE_KEYS = {"name", "ruling", "players", "enter", "options", "choices", "error", "error_contains",
              "error_code", "rng", "state", "expect"}
 STATE_KEYS = {"dutchman", "jolly", "tortuga", "rowboats", "sunk", "holds", "galleon", "loose",
               "loyalty", "hands", "vote_deck", "row", "event_deck", "discard", "albatross", "turn",
-              "seen"}
+              "seen", "maps"}
 
 
 def load_cases() -> list[tuple[str, dict]]:
@@ -62,7 +64,7 @@ def build(case: dict) -> tuple[State, ScriptedSource]:
     players = list(case["players"])
     rng = ScriptedSource(case.get("rng", {}))
     if case.get("enter") == "setup":
-        return game.setup(players, None, rng), rng
+        return game.setup(players, case.get("options"), rng), rng
     st = case.get("state", {})
     s = State(players)
     s.tortuga = list(st.get("tortuga", []))
@@ -93,12 +95,15 @@ def build(case: dict) -> tuple[State, ScriptedSource]:
     deck = st.get("event_deck", ["armada"])
     discard = st.get("discard", [])
     albatross = st.get("albatross", {})
+    maps = st.get("maps", {})
     s.events = [n for n in row if n] + deck + discard + ["albatross"] * sum(albatross.values())
+    s.events += [name for p in players for name in maps.get(p, [])]
     ids = iter(range(len(s.events)))
     s.row = [next(ids) if n else None for n in row]
     s.event_deck = [next(ids) for _ in deck]
     s.discard = [next(ids) for _ in discard]
     s.albatross = {p: [next(ids) for _ in range(albatross.get(p, 0))] for p in players}
+    s.maps = {p: [next(ids) for _ in maps.get(p, [])] for p in players}
     s.seen = {p: [] for p in players}
     for p, slots in st.get("seen", {}).items():
         s.seen[p] = [{"card": s.row[x - 1], "slot": x, "turn": 0, "shuffle": 0} for x in slots]
@@ -130,6 +135,8 @@ def probe(s: State) -> dict:
         "vote_table": {face: sum(face in card for card in VOTE_CARDS)
                        for face in ("cannon", "water", "torch", "british", "french", "skull", "blank")},
         "albatross": {p: len(c) for p, c in s.albatross.items()},
+        "maps": {p: [s.events[c] for c in cards] for p, cards in s.maps.items() if cards},
+        "slots": s.slots or {},
         "open": [f"{r.player}:{r.kind}" for r in requests],
         "sealed": [r.sealed for r in requests],
         "options": {f"{r.player}:{r.kind}": legal.options(s, r.player, r.kind, e)
@@ -139,6 +146,7 @@ def probe(s: State) -> dict:
                    for r, (_, _, e) in zip(requests, engine.owed(s))},
         "defaults": {f"{r.player}:{r.kind}": r.default for r in requests},
         "last_vote": s.last_vote or {},
+        "shown": len((s.last_vote or {}).get("cards", [])),
         "effects": [e["type"] for e in s.effects],
         "result": game.result(s) or {},
         "public": game.view(s, None),
