@@ -138,12 +138,11 @@ def canonical(s: State, word: str, text: str, rowboats: list[str]) -> str:
 def why_illegal(s: State, player: str, kind: str, choice: str) -> tuple[str, str]:
     """(code, reason) for a well-formed choice that is not among the legal options."""
     w = choice.split()
-    ranks = s.ranks(player)
     needs = {"attack": "captain", "maroon": "captain", "mutiny": "mate", "shift": "boy",
              "brawl": "governor"}
     titles = {"captain": "a captain", "mate": "a first mate", "boy": "a cabin boy",
               "governor": "the governor of Tortuga"}
-    if kind == "action" and w[0] in needs and needs[w[0]] not in ranks:
+    if kind == "action" and w[0] in needs and needs[w[0]] not in s.ranks(player):
         return "no-rank", f"only {titles[needs[w[0]]]} may {w[0]}"
     if w[0] in ("peek", "force") and len([c for c in s.row if c is not None]) < 2:
         return "row-short", "only one card is left in the row: reveal it"
