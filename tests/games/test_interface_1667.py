@@ -29,11 +29,43 @@ def test_names_differing_only_by_case_or_width_are_refused():
         game.setup(["ani", "bo", "cy", "ＡＮＩ"], None, RNG)
 
 
-def test_not_playable_through_the_registry_yet():
-    """A half game must not be startable with `pbem new` (docs/rules-1667.md, Status)."""
-    assert "tortuga1667" not in pbem.games.GAMES
-    with pytest.raises(pbem.games.UnknownGame):
-        pbem.games.get("tortuga1667")
+def test_the_registry_names_this_package_when_it_lists_the_game():
+    """Registration is done by the protocol branch (pbem/games/__init__.py); once listed,
+    the name must lead here."""
+    if "tortuga1667" not in pbem.games.GAMES:
+        pytest.skip("tortuga1667 is registered in pbem/games/__init__.py by another branch")
+    assert pbem.games.get("tortuga1667") is game
+
+
+@pytest.mark.parametrize("options", [None, {}, {"variant": "standard"}, {"variant": "advanced"}])
+def test_the_variant_option(options):
+    """`pbem new` always passes a variant (standard unless --variant says otherwise)."""
+    state = game.setup(["ani", "bo", "cy", "dee"], options, RNG)
+    assert state.variant == ((options or {}).get("variant") or "standard")
+    assert game.OPTIONS == {"variant": ("standard", "advanced")}
+    [request] = game.pending(state)
+    assert request.kind == ("place" if state.variant == "advanced" else "stow")
+
+
+@pytest.mark.parametrize("options, message", [({"variant": "long"}, "unknown variant 'long'; use standard or advanced"),
+                                              ({"start": "ani"}, "takes only the option variant"),
+                                              ({"faces": {}}, "not faces")])
+def test_other_options_are_refused(options, message):
+    with pytest.raises(ValueError, match=message):
+        game.setup(["ani", "bo", "cy", "dee"], options, RNG)
+
+
+def test_an_advanced_game_places_every_pawn_and_then_plays():
+    """Defaults alone carry the advanced set-up through: nobody can stall it."""
+    state = game.setup(["ani", "bo", "cy", "dee", "eve"], {"variant": "advanced"}, RNG)
+    for _ in range(5):
+        [request] = game.pending(state)
+        assert request.kind == "place" and not request.sealed and request.options[-1] == "place tortuga"
+        state = game.apply(state, request.player, request.default, RNG)
+    assert sorted(state.ships["dutchman"] + state.ships["jolly"]) == ["ani", "bo", "cy", "dee", "eve"]
+    assert len(state.ships["dutchman"]) == 3 and state.slots is None
+    [request] = game.pending(state)
+    assert request.kind == "action" and request.player == state.ships["jolly"][0]
 
 
 @pytest.mark.parametrize("count", range(4, 10))
@@ -63,3 +95,28 @@ def test_a_refused_choice_lists_what_is_legal_and_changes_nothing(text, error):
     assert "\n" not in str(raised.value)
     assert game.to_json(state) == before
 
+
+
+@pytest.mark.parametrize("variant", ["standard", "advanced"])
+@pytest.mark.parametrize("seed", range(12))
+def test_whole_games_with_the_maps_end_and_every_default_is_legal(variant, seed):
+    """Random games in both set-ups: each open request's default is legal, a player's hand
+    is the right size, and every game ends (the maps and the placing never stall it)."""
+    from pbem.games.tortuga1667.bots import RandomBot
+    names = ["ani", "bo", "cy", "dee", "eve", "fay", "gus", "hal", "ivy"][:4 + seed % 6]
+    rng = RandomSource.for_testing(f"maps/{variant}/{seed}")
+    state = game.setup(names, {"variant": variant}, rng)
+    bots = {p: RandomBot(f"{seed}/{p}", reveal_bias=0.3) for p in names}
+    kinds = set()
+    for _ in range(3000):
+        requests = game.pending(state)
+        if not requests:
+            break
+        for r in requests:
+            assert game.check(state, r.player, r.default) == r.default
+        r = requests[seed % len(requests)]
+        kinds.add(r.kind)
+        late = seed % 3 == 0 and r.kind != "action"  # late on everything but the turn itself
+        choice = r.default if late else bots[r.player].choose(state, r.player, r.kind)
+        state = game.apply(state, r.player, choice, rng)
+    assert game.result(state) is not None, f"no end; kinds seen {sorted(kinds)}"
