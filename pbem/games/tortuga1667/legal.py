@@ -35,7 +35,8 @@ from .votes import loot_options
 SYNTAX = {
     "stow": "stow british or stow french",
     "action": "peek A,B | reveal A | force PLAYER A,B | move rowboat | move SHIP|tortuga | "
-              "attack | maroon PLAYER | mutiny | shift british|french | brawl (A, B: row slots 1-5)",
+              "attack | maroon PLAYER | mutiny | shift british|french | brawl | atlantis go (with "
+              "Atlantis: not an action) (A, B: row slots 1-5)",
     "pick": "pick A (one of the two slots pointed at)",
     "vote": "vote N (N: the number of a card in your hand; vote A,B: two cards with El Dorado)",
     "loot": "stow HOLD, or steal SHIP HOLD to HOLD once the galleon is empty",
