@@ -29,11 +29,8 @@ def test_names_differing_only_by_case_or_width_are_refused():
         game.setup(["ani", "bo", "cy", "ＡＮＩ"], None, RNG)
 
 
-def test_not_playable_through_the_registry_yet():
-    """A half game must not be startable with `pbem new` (docs/rules-1667.md, Status)."""
-    assert "tortuga1667" not in pbem.games.GAMES
-    with pytest.raises(pbem.games.UnknownGame):
-        pbem.games.get("tortuga1667")
+def test_playable_through_the_registry():
+    assert pbem.games.get("tortuga1667") is game
 
 
 @pytest.mark.parametrize("count", range(4, 10))
