@@ -133,6 +133,10 @@ class AnonymousSteps:
             if seq is not None:
                 raise DisclosureMismatch(seq, f"the disclosure holds no reveal of {player} for step "
                                               f"{step.round}.{step.step}, which the log says was held")
+            if source is None:
+                raise Refused(f"the held reveal of {player} for step {step.round}.{step.step} is not at hand: "
+                              f"the log reveals the seed but discloses no held reveals (a 'disclosed' event "
+                              f"comes before 'seed_revealed')")
             raise Refused(f"the reveal of {player} for step {step.round}.{step.step} is not at hand "
                           f"(held {held_name(step.round, step.step, player)} missing); restore the database")
         try:
