@@ -408,3 +408,54 @@ def test_a_forced_end_discloses_the_open_step(mid_vote):
     assert steps[-1]["round"] == step.round and set(steps[-1]["reveals"]) == set(step.revealed)
     report = audit.audit_file(driver.export())
     assert report["ok"], report["problem"]
+
+
+# ---------------------------------------------------------------------- signed games
+
+def test_a_signed_game_keeps_signatures_private_until_the_end(tmp_path):
+    """Blocks signed offline: a held reveal's signature and nonce go to the disclosure, the
+    same block again is already recorded, and a forged signature in it fails the audit."""
+    from pbem.protocol.signing import generate_keypair
+    pairs = {p: generate_keypair() for p in PLAYERS}
+    store = Store(tmp_path / "s.db")
+    new_game(store, signatures=True, keys={p: public for p, (_, public) in pairs.items()})
+    driver = Driver(store, twists=False)
+    repeated = False
+    for _ in range(3000):
+        session = driver.session()
+        if session.finished:
+            break
+        step = session.sealed
+        if step is None:
+            request = session.pending()[0]
+            block = commands.signed_decision(session, request.player,
+                                             driver.choose(session, request.player, request.kind),
+                                             pairs[request.player][0])
+            commands.submit(store, "g", block, at=AT)
+            continue
+        blocks = {}
+        for player in step.waiting:
+            sealed = commands.seal(session, player, driver.choose(session, player, step.kind))
+            blocks[player] = commands.signed_blocks(sealed, pairs[player][0])
+            commands.submit(store, "g", blocks[player]["commit"], at=AT)
+        for player in step.waiting:
+            done = commands.submit(store, "g", blocks[player]["reveal"], at=AT)
+            assert done[0]["held"] and "applied" not in done[0]
+            if not repeated:  # the same block again (a mail processed twice), before the batch
+                before = state_of(store)
+                again = commands.submit(store, "g", blocks[player]["reveal"], at=AT)
+                assert again[0]["already_recorded"] and state_of(store) == before
+                repeated = True
+    else:
+        raise AssertionError("the game did not end")
+    assert repeated
+    text = "".join(export_lines(store.events("g")))
+    report = audit.audit_file(text)
+    assert report["ok"], report["problem"]
+    lines = rows(text)
+    at = next(k for k, r in enumerate(lines) if r["kind"] == "disclosed")
+    records = [r for s in lines[at]["data"]["steps"] for r in s["reveals"].values()]
+    assert records and all(r.get("signature") and r.get("nonce") for r in records)
+    records[0]["signature"] = records[-1]["signature"] if len(records) > 1 else "AAAA" + records[0]["signature"][4:]
+    report = audit.audit_file(rechain(lines))
+    assert not report["ok"] and report["bad_seq"] == at + 1 and "signature" in report["problem"]
