@@ -80,7 +80,8 @@ class DisclosedHeld:
     def __init__(self, seq: int, data: dict):
         self.seq = seq
         self.records = {}
-        for entry in data.get("steps") or [] if isinstance(data, dict) else []:
+        steps = data.get("steps") if isinstance(data, dict) else None
+        for entry in steps if isinstance(steps, list) else []:
             if isinstance(entry, dict) and isinstance(entry.get("reveals"), dict):
                 for player, record in entry["reveals"].items():
                     self.records[(entry.get("round"), entry.get("step"), player)] = record
@@ -109,6 +110,9 @@ class AnonymousSteps:
         return step
 
     def _on_reveal_held(self, data: dict, at: str) -> None:
+        extra = sorted(set(data) - {"player", "round", "step", "by"})
+        if extra:  # whatever else it held would be public
+            raise Refused(f"a held reveal shows only player, round, step and by, not {', '.join(extra)}")
         self._need_state()
         if self.state is None:
             return self._public("reveal_held", data)
@@ -196,6 +200,22 @@ class AnonymousSteps:
         for player in step.waiting:  # the game sees the whole step at once, in its order
             self._apply_rules(player, reveals[player].get("applied", reveals[player]["choice"]))
         self._open_sealed()
+
+    def _public_batch(self, data: dict) -> None:
+        """Without the seed: the batch comes once every committed (or late) player of the
+        step has revealed or defaulted; its digest is kept to check the disclosure by."""
+        key = (data["round"], data["step"])
+        step = self.public_steps.get(key)
+        if step is None or step["batched"] or step["anonymous"] is False:
+            raise Refused(f"a batch for step {key[0]}.{key[1]}, which has no held reveals to batch (or has its batch)")
+        missing = [p for p in step["commits"] if p not in step["done"]]
+        if missing:
+            raise Refused(f"the batch of step {key[0]}.{key[1]} before every reveal was in (still "
+                          f"missing: {', '.join(missing)})")
+        digest = data["digest"]
+        if not isinstance(digest, str) or len(digest) != 64 or digest.strip("0123456789abcdef"):
+            raise Refused("a batch digest is 64 lowercase hex characters")
+        step.update(anonymous=True, batched=True, digest=digest)
 
     def disclosure(self) -> list[dict]:
         """Every anonymous step's held reveals (with a forced end: also those of the open one)."""

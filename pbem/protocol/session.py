@@ -436,20 +436,6 @@ class Session(AnonymousSteps):
         step["how"][player] = "default" if kind == "default" else "reveal"
         step["closed"] = True
 
-    def _public_batch(self, data: dict) -> None:
-        key = (data["round"], data["step"])
-        step = self.public_steps.get(key)
-        if step is None or step["batched"] or step["anonymous"] is False:
-            raise Refused(f"a batch for step {key[0]}.{key[1]}, which has no held reveals to batch (or has its batch)")
-        missing = [p for p in step["commits"] if p not in step["done"]]
-        if missing:
-            raise Refused(f"the batch of step {key[0]}.{key[1]} before every reveal was in (still "
-                          f"missing: {', '.join(missing)})")
-        digest = data["digest"]
-        if not isinstance(digest, str) or len(digest) != 64 or digest.strip("0123456789abcdef"):
-            raise Refused("a batch digest is 64 lowercase hex characters")
-        step.update(anonymous=True, batched=True, digest=digest)
-
     def _on_commit(self, data: dict, at: str) -> None:
         self._need_state()
         if self.state is None:

@@ -4,7 +4,8 @@ Checks, in order: the hash chain (gapless, linked, every hash recomputed; option
 published head); then a replay of every event under the protocol's rules, which checks
 commitment forms, that every reveal matches its commitment, signatures against registered
 keys, and, once the seed is known (revealed in the log, or the moderator's own), every roll
-and draw, every default and every applied choice.
+and draw, every default and every applied choice. The held reveals of anonymous steps come
+from the log's disclosure (an export) or the store's private entries (the moderator's own).
 """
 
 from __future__ import annotations

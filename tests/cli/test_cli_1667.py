@@ -42,10 +42,17 @@ def test_a_game_of_1667_by_command_line(cli, pbem_db):
         for player in step.waiting:
             sealed[player] = cli.json("seal", "g", player, choose(session, player, "vote", rnd))
             cli.ok("commit", "g", player, sealed[player]["commitment"])
+        if votes == 1:  # bad input: one line, nothing changed (the held reveals neither)
+            player, seal = next(iter(sealed.items()))
+            cli.refused("g", "reveal", "g", player, seal["choice"], "ab" * 32, match="does not match")
         for player, seal in sealed.items():
             out = cli.ok("reveal", "g", player, seal["choice"], seal["salt"]).stdout
             assert "holds it until the game ends" in out and seal["choice"] not in out
             salts.append(seal["salt"])
+            if votes == 1 and player == next(iter(sealed)) and len(sealed) > 1:
+                again = cli.ok("reveal", "g", player, seal["choice"], seal["salt"]).stdout
+                assert "already recorded" in again
+                cli.refused("g", "reveal", "g", player, seal["choice"], "cd" * 32, match="already settled")
         log = cli.ok("log", "g").stdout + cli.ok("log", "g", "--json").stdout + cli.ok("export", "g").stdout
         assert "vote " not in log and not any(salt in log for salt in salts)
         assert "sealed_batch" in log

@@ -459,3 +459,13 @@ def test_a_signed_game_keeps_signatures_private_until_the_end(tmp_path):
     records[0]["signature"] = records[-1]["signature"] if len(records) > 1 else "AAAA" + records[0]["signature"][4:]
     report = audit.audit_file(rechain(lines))
     assert not report["ok"] and report["bad_seq"] == at + 1 and "signature" in report["problem"]
+
+
+def test_a_held_reveal_that_shows_its_choice_fails(played):
+    store, driver, *_ = played
+    lines = rows(driver.export())
+    at = index(lines, "reveal_held")
+    lines[at]["data"]["choice"] = "vote 1"
+    for text in (rechain(lines), rechain(lines[: index(lines, "disclosed")])):
+        report = audit.audit_file(text)
+        assert not report["ok"] and report["bad_seq"] == at + 1 and "not choice" in report["problem"]
