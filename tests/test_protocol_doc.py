@@ -15,7 +15,7 @@ from pbem.protocol.rng import RandomSource, combine_client_seeds
 from pbem.protocol.signing import fingerprint, public_from_secret, sign, verify
 
 DOC = Path(__file__).parent.parent / "docs" / "protocol.md"
-BLOCKS = re.findall(r"```json vector:([a-z-]+)\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+BLOCKS = re.findall(r"```json vector:([a-z0-9-]+)\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
 
 
 def vectors(kind):
@@ -26,7 +26,8 @@ def vectors(kind):
 
 def test_every_block_kind_is_checked():
     assert {k for k, _ in BLOCKS} == {"canonical", "event-chain", "commitment", "client-entropy",
-                                      "draw", "tortuga-setup", "signature", "armour"}
+                                      "draw", "tortuga-setup", "tortuga1667-setup", "batch-digest",
+                                      "signature", "armour"}
 
 
 def test_canonical():
@@ -90,6 +91,62 @@ def test_tortuga_setup():
             assert public["boards"][player]["crew"] == areas["crew"]
         for player, roll in v["roll1"].items():
             assert tortuga.view(state, player)["boards"][player]["roll"] == roll
+
+
+def test_tortuga1667_setup():
+    from pbem.games import tortuga1667
+    for v in vectors("tortuga1667-setup"):
+        source = RandomSource(bytes.fromhex(v["seed"]), v["game"], combine_client_seeds(v["client_seeds"]))
+        state = tortuga1667.setup(v["players"], {}, source)
+        assert state.loyalty == v["loyalty"] and state.hands == v["hands"] and state.vote_deck == v["vote_deck"]
+        assert state.events == v["events"] and state.ships == v["ships"]
+        assert [state.events[c] for c in state.row] == v["row"]
+        assert [state.events[c] for c in state.event_deck] == v["event_deck"]
+
+
+def test_tortuga1667_setup_from_the_words_of_section_4():
+    """An independent verifier's set-up, written from the table of labels alone."""
+    for v in vectors("tortuga1667-setup"):
+        rng = RandomSource(bytes.fromhex(v["seed"]), v["game"], combine_client_seeds(v["client_seeds"]))
+        players = v["players"]
+
+        def take(pool, label):
+            return pool.pop(rng.below(label, len(pool)))
+
+        def shuffle(pool, label):
+            pool = list(pool)
+            return [take(pool, f"{label}/{k}") for k in range(len(pool))]
+        british, french, dutch = {4: (2, 2, 0), 5: (2, 2, 1)}[len(players)]
+        cards = ["british"] * british + ["french"] * french + ["dutch"] * dutch
+        assert {p: take(cards, f"setup/loyalty/{p}") for p in players} == v["loyalty"]
+        votes, hands = list(range(40)), {p: [] for p in players}
+        for k in range(3):
+            for p in players:
+                hands[p].append(take(votes, f"setup/hand/{p}/{k}"))
+        assert {p: sorted(h) for p, h in hands.items()} == v["hands"]
+        assert shuffle(votes, "setup/vote-deck") == v["vote_deck"]
+        starred = ["powder", "fever", "bells", "storm"]
+        drawn = sorted(take(starred, f"setup/starred/{k}") for k in range(3))
+        events = (["pistol"] * 2 + ["marque"] * 4 + ["blackspot"] * 3 + ["albatross"] * 3
+                  + ["fountain", "atlantis", "eldorado"] + drawn + ["armada"])
+        assert events == v["events"]
+        deck = shuffle(range(len(events) - 1), "setup/event-deck")
+        tail = min(4, len(deck))
+        deck.insert(len(deck) - tail + rng.below("setup/event-deck/armada", tail + 1), len(events) - 1)
+        assert [events[c] for c in deck] == v["row"] + v["event_deck"]
+        ships = {"dutchman": [], "jolly": []}
+        for k, p in enumerate(shuffle(players, "setup/pawns")):
+            ships["dutchman" if k % 2 == 0 else "jolly"].append(p)
+        assert ships == v["ships"]
+
+
+def test_batch_digest():
+    from pbem.protocol.anonymous import batch_digest
+    for v in vectors("batch-digest"):
+        assert batch_digest(v["game"], v["round"], v["step"], v["reveals"]) == v["digest"]
+        body = {k: v[k] for k in ("game", "round", "step", "reveals")}
+        assert hashlib.sha256(b"pbem-batch-v1\x00" + json.dumps(
+            body, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode()).hexdigest() == v["digest"]
 
 
 def test_signature():

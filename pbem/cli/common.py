@@ -221,7 +221,8 @@ def status_text(r: dict) -> str:
     if not r["started"]:
         lines.append(f"not started; client seeds from: {', '.join(map(safe, r['client_seeds'])) or 'nobody yet'}")
     else:
-        lines.append(f"round {r['round']}, step {r['step']}, phase {r['phase']}; start player {safe(r.get('start_player'))}")
+        start = f"; start player {safe(r['start_player'])}" if r.get("start_player") is not None else ""
+        lines.append(f"round {r['round']}, step {r['step']}, phase {r['phase']}{start}")
         if r["waiting"]:
             lines.append("waiting for: " + "; ".join(
                 f"{safe(w['player'])} ({w['kind']}{', sealed' if w['sealed'] else ''}"

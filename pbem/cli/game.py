@@ -59,11 +59,13 @@ def new(
         names.append(name)
         if address.strip():
             addresses[name] = address.strip()
-    options = {"variant": variant}
+    from .. import games
+    # a game without variants (its OPTIONS lack one) gets the option only when it is asked for
+    with_variant = "variant" in getattr(games.get(game_type), "OPTIONS", {}) or variant != "standard"
+    options = {"variant": variant} if with_variant else {}
     if start_player:
         options["start"] = start_player
     if faces:
-        from .. import games
         rules = games.get(game_type)
         if not hasattr(rules, "parse_face_table"):
             fail(f"the game {game_type} has no dice face table", 2)

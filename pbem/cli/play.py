@@ -215,6 +215,8 @@ def _submission_text(item: dict) -> str:
     what = f"{_WHAT[item['kind']]} of {safe(item['player'])} for round {item['round']} step {item['step']}"
     if item["already_recorded"]:
         return f"{what}: already recorded; nothing changed"
+    if item.get("held"):
+        return f"{what} recorded; the judge holds it until the game ends (anonymous step)"
     if item.get("illegal"):
         return (f"{what} accepted, but the committed choice was not allowed ({safe(item['illegal'])}): "
                 f"the default {safe(item['applied'])} was applied instead")

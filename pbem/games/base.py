@@ -59,7 +59,12 @@ class Request:
     """One open request: ``player`` owes a choice of ``kind``.
 
     ``sealed`` requests are collected as commitments first (``round`` and ``step`` name
-    the sealed step); open ones are answered in the clear. ``options`` are the exact legal
+    the sealed step); open ones are answered in the clear. A sealed step whose requests
+    are ``anonymous`` keeps its reveals with the judge: the public log shows who has
+    revealed, then one digest of the whole step, and the game's state sees the step only
+    once every reveal is in, applied in the order of the requests (so the game must not let
+    one anonymous choice depend on another of the same step). Who chose what is disclosed
+    when the game ends (docs/protocol.md, section 11). ``options`` are the exact legal
     choice strings when there are at most ``MAX_OPTIONS`` of them, else None (then
     ``syntax`` says what to send). ``default`` is what NMR applies.
     """
@@ -72,6 +77,7 @@ class Request:
     default: str
     syntax: str
     options: tuple[str, ...] | None = None
+    anonymous: bool = False
     prompt: str = ""
     info: dict = field(default_factory=dict, compare=False)
 

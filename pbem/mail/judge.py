@@ -173,7 +173,7 @@ def queue_summary(store, session, round_: int | None, at: str, final: bool = Fal
 
 def materialize(store, game: str, spec_text: str) -> tuple[str, str]:
     """The text and HTML of a summary row: the log up to the head it names, rendered."""
-    from ..protocol.commands import SEED
+    from ..protocol.commands import SEED, held_source
     from ..protocol.errors import Refused
     from ..render import record, summary
     spec = json.loads(spec_text)
@@ -182,7 +182,7 @@ def materialize(store, game: str, spec_text: str) -> tuple[str, str]:
         raise Refused(f"game {game}: the log no longer reaches event {spec['upto']} {spec['head'][:8]}…; "
                       f"run pbem audit {game}")
     secret = store.get_secret(game, SEED)
-    rec = record.build(game, events, bytes.fromhex(secret) if secret else None)
+    rec = record.build(game, events, bytes.fromhex(secret) if secret else None, held_source(store, game))
     if spec["what"] == "result":
         return (summary.render_public(rec, None, "text")[1], summary.render_public(rec, None, "html")[1])
     return (summary.render_public(rec, spec["round"], "text")[1],

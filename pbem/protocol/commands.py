@@ -16,6 +16,7 @@ import secrets
 from .. import games
 from ..games.base import ChoiceError
 from ..text import quote
+from .anonymous import StoreHeld
 from .canonical import sha256_hex
 from .commit import make_commitment, new_salt, parse_salt
 from .errors import AuditFailure, Damaged, Refused, UnknownGame
@@ -34,6 +35,11 @@ SEED = "server_seed"
 
 def _held_name(round_: int, step: int, player: str) -> str:
     return f"held/{round_}/{step}/{player}"
+
+
+def held_source(store, game_id: str) -> StoreHeld:
+    """The reveals of anonymous steps that the judge holds (private, never exported)."""
+    return StoreHeld(store, game_id)
 
 
 # ---------------------------------------------------------------------- reading
@@ -77,7 +83,7 @@ def _load(store, game_id: str, for_write: bool) -> Session:
         hint = f"; games here: {', '.join(known[:10])}" if known else "; this database has no games yet (pbem new)"
         raise UnknownGame(f"no game {quote(game_id)}{hint}")
     try:
-        return Session.replay(game_id, events, seed, audit=True)
+        return Session.replay(game_id, events, seed, audit=True, held=held_source(store, game_id))
     except AuditFailure as exc:
         raise Damaged(game_id, exc.seq, exc.reason) from None
 
@@ -102,7 +108,7 @@ def _from_snapshot(store, game_id: str, seed: bytes) -> Session | None:
         data = read_snapshot(snapshot.text)
         if data is None:
             return None
-        session = Session.from_json(data, seed)
+        session = Session.from_json(data, seed, held_source(store, game_id))
     except Exception as exc:  # any shape the cache should not have: it cannot be used
         reason = f"field {exc.args[0]!r} missing" if isinstance(exc, KeyError) else str(exc) or type(exc).__name__
         raise Damaged(game_id, snapshot.seq, f"the cached snapshot cannot be read: {reason}") from None
@@ -177,13 +183,34 @@ def _follow_ups(store, session: Session):
                     break
                 if step.commits[player]["by"] == "moderator":
                     held = _held(store, session.game_id, step.round, step.step, player)
-                    yield "reveal", {"player": player, "round": step.round, "step": step.step,
-                                     "choice": held["choice"], "salt": held["salt"], "by": "moderator"}
+                    reveal = {"player": player, "round": step.round, "step": step.step,
+                              "choice": held["choice"], "salt": held["salt"], "by": "moderator"}
+                    yield _reveal_event(store, session, reveal)
                     progress = True
                     break
+            if step.anonymous and not step.owes_reveal():
+                yield "sealed_batch", {"round": step.round, "step": step.step}
+                progress = True
         if session.finished and not session.seed_revealed:
-            yield "seed_revealed", {"seed": store.get_secret(session.game_id, SEED)}
+            yield from _end_of_play(store, session)
             progress = True
+
+
+def _end_of_play(store, session: Session):
+    """The disclosure of every held reveal (if any), then the server seed."""
+    if session.owes_disclosure:
+        yield "disclosed", {"steps": session.disclosure()}
+    yield "seed_revealed", {"seed": store.get_secret(session.game_id, SEED)}
+
+
+def _reveal_event(store, session: Session, data: dict) -> tuple[str, dict]:
+    """A reveal as the open step takes it: in the clear, or, in an anonymous step, kept in
+    the store's private entries with only ``reveal_held`` in the log (same transaction)."""
+    step = session.sealed
+    if step is None or not step.anonymous or (data["round"], data["step"]) != (step.round, step.step):
+        return "reveal", data
+    held_source(store, session.game_id).put(step.round, step.step, data["player"], data)
+    return "reveal_held", {k: data[k] for k in ("player", "round", "step", "by")}
 
 
 def _held(store, game_id: str, round_: int, step: int, player: str) -> dict:
@@ -220,7 +247,7 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
             raise Refused(f"a game named {alike[0]!r} already exists and {game_id!r} differs from it only "
                           f"by case; choose another name")
         store.put_secret(game_id, SEED, seed.hex())
-        session = Session(game_id, seed)
+        session = Session(game_id, seed, held_source(store, game_id))
         data = {"game_type": game_type, "players": list(players), "options": options,
                 "seed_hash": sha256_hex(seed),
                 "require_signatures": require_signatures, "deadline_seconds": deadline_seconds,
@@ -370,9 +397,13 @@ def reveal(store, game_id: str, player: str, choice: str, salt: str, round_step=
             return
         r, s = round_step or _current_step(session, player)
         data.update(round=r, step=s, choice=_committed_spelling(session, player, (r, s), choice, salt))
-        yield "reveal", data
-        _note(outcome, kind="reveal", player=player, round=r, step=s, already_recorded=False,
-              applied=data["applied"], illegal=data.get("illegal"))
+        kind, event = _reveal_event(store, session, data)
+        yield kind, event
+        if kind == "reveal_held":  # what was played stays with the judge until the end
+            _note(outcome, kind="reveal", player=player, round=r, step=s, already_recorded=False, held=True)
+        else:
+            _note(outcome, kind="reveal", player=player, round=r, step=s, already_recorded=False,
+                  applied=data["applied"], illegal=data.get("illegal"))
     return _write(store, game_id, build, at)
 
 
@@ -458,7 +489,7 @@ def reveal_seed(store, game_id: str, force: bool = False, at=None) -> Session:
         if not session.finished and not force:
             raise Refused(f"game {game_id} is not over: publishing its seed now would let anyone predict "
                           f"every later roll; use --force to end play and publish it")
-        return [("seed_revealed", {"seed": store.get_secret(game_id, SEED)})]
+        return list(_end_of_play(store, session))
     return _write(store, game_id, build, at)
 
 
@@ -625,7 +656,11 @@ def submit(store, game_id: str, text: str, at=None) -> list[dict]:
             item = {"kind": body["kind"], "player": body["player"], "round": body["round"],
                     "step": body["step"], "already_recorded": False}
             done.append(item)
-            yield body["kind"], data
+            kind, event = _reveal_event(store, session, data) if body["kind"] == "reveal" else (body["kind"], data)
+            yield kind, event
+            if kind == "reveal_held":
+                item["held"] = True
+                continue
             if body["kind"] != "commit":
                 item["applied"] = data["applied"]
             if body["kind"] == "reveal":

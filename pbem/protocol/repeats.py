@@ -9,7 +9,8 @@ The same, for each kind (docs/protocol.md §10):
   step, fields and signature (a used nonce on anything else stays a refused replay);
 - a commitment: the player's last commitment for its round and step (with no step given,
   for whichever step the player made it);
-- a reveal: a recorded reveal of the player with the same salt and choice;
+- a reveal: a recorded reveal of the player with the same salt and choice (in an anonymous
+  step, a reveal the judge holds: ``reveal_held`` in the log, the reveal in the store);
 - a decision: a recorded decision of the player with the same choice in that round and
   step (with no step given: any of the player's decisions), unless the game would take it
   as a new decision now.
@@ -48,6 +49,8 @@ class Log:
         for ev in self.store.events(self.game_id, after=self.seen or 0):
             self.seen = ev.seq
             data = ev.data
+            if ev.kind == "reveal_held":
+                self.by_key[("reveal_held", data.get("player"), data.get("round"), data.get("step"))].append((ev.seq, data))
             if ev.kind not in FIELDS:
                 continue
             self.by_key[(ev.kind, data.get("player"), data.get("round"), data.get("step"))].append((ev.seq, data))
@@ -84,12 +87,15 @@ def find(session, log: Log, kind: str, data: dict, round_step=None) -> dict | No
     if data.get("signature") is not None:
         if data.get("nonce") not in session.nonces:
             return None  # a fresh signed block is new, even with the same contents
-        hit = log.signed(kind, data)
+        hit = log.signed(kind, data) or (_held_reveals(session, log, data["player"], data.get("round"),
+                                                        data.get("step")) if kind == "reveal" else None)
         if hit is None:
             return None
         was_kind, seq, was = hit
         same = was_kind == kind and all(was.get(k) == data.get(k) for k in ("player", "nonce", "signature", *FIELDS[kind])) \
             and all(was.get(k) == data[k] for k in ("round", "step") if data.get(k) is not None)
+        if same and was.get("held"):
+            return _recorded_held(was)
         return recorded(kind, was) if same else None
     player = data["player"]
     if kind == "commit":
@@ -127,6 +133,29 @@ def _reveal(session, log: Log, player: str, choice: str, salt: str, round_step):
     for seq, was in reversed(log.of("reveal", player, round_step)):
         if str(was.get("salt")).strip().lower() == salt and same_choice(was.get("choice"), choice):
             return recorded("reveal", was)
+    for seq, was in reversed(log.of("reveal_held", player, round_step)):
+        held = session.held.get(was["round"], was["step"], player) if session.held is not None else None
+        if held and str(held.get("salt")).strip().lower() == salt and same_choice(held.get("choice"), choice):
+            return _recorded_held(was)
+    return None
+
+
+def _recorded_held(was: dict) -> dict:
+    """A repeat of a held reveal: what was played stays with the judge."""
+    return {"kind": "reveal", "player": was["player"], "round": was["round"], "step": was["step"],
+            "already_recorded": True, "held": True}
+
+
+def _held_reveals(session, log: Log, player: str, round_, step):
+    """A signed reveal the judge holds, with the nonce of ``data``: as ``Log.signed`` finds
+    public ones, (kind, seq, the held submission with the log's round and step)."""
+    if session.held is None:
+        return None
+    round_step = (round_, step) if round_ is not None and step is not None else None
+    for seq, was in reversed(log.of("reveal_held", player, round_step)):
+        held = session.held.get(was["round"], was["step"], player)
+        if held and held.get("signature") is not None:
+            return "reveal", seq, {**held, "player": player, "round": was["round"], "step": was["step"], "held": True}
     return None
 
 

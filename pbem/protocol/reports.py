@@ -51,7 +51,8 @@ def status(session: Session, head: tuple[int, str]) -> dict:
     }
     if session.state is not None:
         view = session.rules.view(session.state, None)
-        report.update(round=view["round"], step=view["step"], phase=view["phase"],
+        report.update(round=view.get("round", session.state.round), step=view.get("step", session.state.step),
+                      phase=view["phase"],
                       start_player=view.get("start_player"), waiting=waiting(session))
         if session.sealed is not None:
             report["sealed_step"] = {
@@ -91,6 +92,11 @@ def private(session: Session, player: str) -> dict:
             entry["defaulted"] = player in step.defaulted  # late (NMR): nothing more to send
             entry["revealed"] = player in step.revealed
             entry["owe"] = "reveal" if step.all_committed else "commit"
+            if step.anonymous:  # the player's own held reveal, shown to them alone
+                entry["anonymous"] = True
+                mine = step.held.get(player)
+                if mine is not None:
+                    entry["held"] = mine.get("applied", mine["choice"])
         report["requests"].append(entry)
     if report["requests"]:
         # one token: to seal offline while a sealed request is open, else to sign a decision

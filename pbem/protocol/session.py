@@ -14,6 +14,9 @@ Event kinds (``data`` fields in docs/protocol.md):
     reveal       a choice and salt matching the player's commitment
     default      the documented default applied for a late player (or an illegal reveal)
     decide       an open decision
+    reveal_held  a reveal of an anonymous step, checked and kept by the judge (anonymous.py)
+    sealed_batch the digest of an anonymous step's reveals; the step is then applied
+    disclosed    every held reveal, published at the end before the seed
     seed_revealed  the server seed, published
 """
 
@@ -25,6 +28,7 @@ from dataclasses import dataclass, field
 from .. import games
 from ..games.base import ChoiceError
 from ..text import quote, shorten
+from .anonymous import AnonymousSteps, held_in
 from .commit import commitment_matches, parse_commitment, parse_salt
 from .errors import AuditFailure, Refused, UnknownPlayer
 from .rng import RandomSource, combine_client_seeds
@@ -44,6 +48,8 @@ class SealedStep:
     defaulted: set = field(default_factory=set)  # players marked NMR in the commit phase
     revealed: set = field(default_factory=set)
     kind: str = "select"  # the request kind the game seals (its name is the game's)
+    anonymous: bool = False  # reveals are held by the judge until the batch (anonymous.py)
+    held: dict = field(default_factory=dict)  # anonymous: player -> what was revealed (private)
 
     @property
     def all_committed(self) -> bool:
@@ -66,12 +72,18 @@ def signed_body(game_id: str, kind: str, data: dict) -> dict:
     return body
 
 
-class Session:
-    """Protocol state of one game. Build it with ``Session.replay``."""
+class Session(AnonymousSteps):
+    """Protocol state of one game. Build it with ``Session.replay``.
 
-    def __init__(self, game_id: str, seed: bytes | None = None):
+    ``held`` is where the held reveals of anonymous steps come from (``anonymous.py``):
+    the store's private entries during play, the log's disclosure on a replay of an export."""
+
+    def __init__(self, game_id: str, seed: bytes | None = None, held=None):
         self.game_id = game_id
         self.seed = seed
+        self.held = held
+        self.anon_steps: list[dict] = []  # applied anonymous steps with their held reveals (private)
+        self.disclosed = False
         self.meta: dict = {}
         self.rules = None  # the game's rules module
         self.players: tuple[str, ...] = ()
@@ -93,17 +105,20 @@ class Session:
     # ------------------------------------------------------------------ building
 
     @classmethod
-    def replay(cls, game_id: str, events, seed: bytes | None = None, audit: bool = False) -> "Session":
+    def replay(cls, game_id: str, events, seed: bytes | None = None, audit: bool = False,
+               held=None) -> "Session":
         """Replay events (Event objects or export dicts). With ``audit`` every failure is an
-        AuditFailure naming the event."""
-        session = cls(game_id, seed)
+        AuditFailure naming the event (the disclosure, when it disagrees with the log).
+        Without ``held``, the held reveals are those the log discloses, if any."""
+        events = list(events)
+        session = cls(game_id, seed, held if held is not None else held_in(events))
         for ev in events:
             get = ev.get if isinstance(ev, dict) else lambda k, e=ev: getattr(e, k)
             try:
                 session.apply_event(get("kind"), get("data"), get("at"), get("seq"))
             except Refused as exc:
                 if audit:
-                    raise AuditFailure(get("seq"), str(exc)) from None
+                    raise AuditFailure(getattr(exc, "seq", None) or get("seq"), str(exc)) from None
                 raise
         return session
 
@@ -119,17 +134,21 @@ class Session:
             "sealed": None if step is None else {
                 "round": step.round, "step": step.step, "waiting": list(step.waiting),
                 "commits": step.commits, "defaulted": sorted(step.defaulted),
-                "revealed": sorted(step.revealed), "kind": step.kind},
+                "revealed": sorted(step.revealed), "kind": step.kind,
+                # only in anonymous steps, so other games' snapshots stay as they were
+                **({"anonymous": True, "held": step.held} if step.anonymous else {})},
             "nonces": sorted(self.nonces),
             "opened_at": [[*key, at] for key, at in sorted(self.opened_at.items())],
             "seq": self.seq, "last_at": self.last_at, "seed_revealed": self.seed_revealed,
+            **({"anon_steps": self.anon_steps} if self.anon_steps else {}),
+            **({"disclosed": True} if self.disclosed else {}),
         }
 
     @classmethod
-    def from_json(cls, data: dict, seed: bytes | None) -> "Session":
+    def from_json(cls, data: dict, seed: bytes | None, held=None) -> "Session":
         if data.get("v") != SNAPSHOT_VERSION:  # an older layout is never read: replay instead
             raise ValueError(f"snapshot version {data.get('v')!r} is not {SNAPSHOT_VERSION}")
-        session = cls(data["game_id"], seed)
+        session = cls(data["game_id"], seed, held)
         session.meta = data["meta"]
         session.rules = games.get(session.meta["game_type"])
         session.players = tuple(session.meta["players"])
@@ -141,11 +160,14 @@ class Session:
         if data["sealed"] is not None:
             st = data["sealed"]
             session.sealed = SealedStep(st["round"], st["step"], tuple(st["waiting"]), dict(st["commits"]),
-                                        set(st["defaulted"]), set(st["revealed"]), st["kind"])
+                                        set(st["defaulted"]), set(st["revealed"]), st["kind"],
+                                        bool(st.get("anonymous")), dict(st.get("held", {})))
         session.nonces = set(data["nonces"])
         session.opened_at = {(p, r, s, k): at for p, r, s, k, at in data["opened_at"]}
         session.seq, session.last_at = data["seq"], data["last_at"]
         session.seed_revealed = data["seed_revealed"]
+        session.anon_steps = list(data.get("anon_steps", []))
+        session.disclosed = bool(data.get("disclosed"))
         return session
 
     @property
@@ -273,6 +295,9 @@ class Session:
             raise Refused(f"the seed of {self.game_id} is already revealed")
         if hashlib.sha256(bytes.fromhex(data["seed"])).hexdigest() != self.meta["seed_hash"]:
             raise Refused("the revealed seed does not match the seed hash published at creation")
+        if self.owes_disclosure:
+            raise Refused("the held reveals of anonymous steps are disclosed (a 'disclosed' event) "
+                          "before the seed is revealed")
         self.seed_revealed = True
 
     # --- sealed steps
@@ -284,7 +309,8 @@ class Session:
             return
         key = (sealed[0].round, sealed[0].step)
         if self.sealed is None or (self.sealed.round, self.sealed.step) != key:
-            self.sealed = SealedStep(key[0], key[1], tuple(r.player for r in sealed), kind=sealed[0].kind)
+            self.sealed = SealedStep(key[0], key[1], tuple(r.player for r in sealed), kind=sealed[0].kind,
+                                     anonymous=sealed[0].anonymous)
 
     def _check_signature(self, kind: str, data: dict, by: str = "player") -> None:
         """The signature rule, the same live and on audit. ``by`` is who made the sealed
@@ -318,7 +344,7 @@ class Session:
         self.nonces.add(nonce)
 
     def _need_state(self) -> None:
-        if self.seed_revealed:  # anyone could now predict every later roll and draw
+        if self.seed_revealed or self.disclosed:  # anyone could now predict every later roll and draw
             raise Refused(f"the server seed of game {self.game_id} is published, so it takes no more moves")
         if not self.started:
             raise Refused(f"game {self.game_id} has not started yet (pbem start)")
@@ -341,7 +367,12 @@ class Session:
     def _public(self, kind: str, data: dict) -> None:
         """Without the seed (an outsider before reveal-seed) the game state is unknown, so
         check what can be checked: players, commitment forms, the order of commitments and
-        reveals within each step, reveals against commitments, and signatures."""
+        reveals within each step, reveals against commitments, and signatures. In an
+        anonymous step: that each held reveal follows a commitment of the player and comes
+        after the step's last commitment, and that the batch comes once every committed
+        player has revealed or been defaulted, before the next step begins."""
+        if kind == "sealed_batch":
+            return self._public_batch(data)
         player = self.player(data["player"])
         round_, step_ = data["round"], data["step"]
         if type(round_) is not int or type(step_) is not int:
@@ -350,7 +381,21 @@ class Session:
         latest = max(self.public_steps, default=None)
         if kind in ("commit", "nmr") and latest is not None and key < latest:
             raise Refused(f"a {kind} for step {round_}.{step_} after step {latest[0]}.{latest[1]} had begun")
-        step = self.public_steps.setdefault(key, {"commits": {}, "done": set(), "closed": False})
+        if kind in ("commit", "nmr") and key not in self.public_steps:
+            open_ = [k for k, st in self.public_steps.items() if st["anonymous"] and not st["batched"]]
+            if open_:
+                raise Refused(f"a {kind} for step {round_}.{step_} before the batch of anonymous step "
+                              f"{open_[0][0]}.{open_[0][1]}")
+        step = self.public_steps.setdefault(key, {"commits": {}, "done": set(), "closed": False, "how": {},
+                                                  "anonymous": None, "digest": None, "batched": False})
+        if step["batched"] and (kind in ("commit", "nmr", "reveal", "reveal_held") or data.get("sealed")):
+            raise Refused(f"a {kind} for step {round_}.{step_} after its batch")
+        anonymous = kind == "reveal_held" or (kind == "default" and data.get("sealed") and "choice" not in data)
+        if kind in ("reveal", "reveal_held") or (kind == "default" and data.get("sealed")):
+            if step["anonymous"] is not None and step["anonymous"] != anonymous:
+                raise Refused(f"step {round_}.{step_} mixes public and held reveals (and defaults that show "
+                              f"their choice)")
+            step["anonymous"] = anonymous
         try:
             if kind in ("commit", "nmr"):
                 if step["closed"]:
@@ -362,7 +407,15 @@ class Session:
                 else:
                     step["commits"][player] = (None, "nmr")
                 return
-            if kind == "reveal":
+            if kind == "reveal_held":
+                committed, by = step["commits"].get(player, (None, None))
+                if player in step["done"] or committed is None:
+                    raise Refused(f"the held reveal does not follow an open commitment of {player} for step "
+                                  f"{round_}.{step_}")
+                if data.get("by", "player") != by:
+                    raise Refused(f"this reveal says it was made by the {quote(data.get('by'))}, "
+                                  f"but the commitment was made by the {by}")
+            elif kind == "reveal":
                 committed, by = step["commits"].get(player, (None, None))
                 if player in step["done"] or committed is None or not commitment_matches(
                         committed, self.game_id, round_, step_, player, data["choice"],
@@ -380,6 +433,7 @@ class Session:
         except ValueError as exc:
             raise Refused(str(exc)) from None
         step["done"].add(player)
+        step["how"][player] = "default" if kind == "default" else "reveal"
         step["closed"] = True
 
     def _on_commit(self, data: dict, at: str) -> None:
@@ -419,6 +473,9 @@ class Session:
             return self._public("reveal", data)
         step = self._sealed_for(data, "reveal")
         player = data["player"]
+        if step.anonymous:
+            raise Refused(f"step {step.round}.{step.step} is anonymous: its reveals are held by the judge "
+                          f"(a reveal_held event), not published")
         if not step.all_committed:
             raise Refused(f"reveals open once every commitment is in; still waiting for: "
                           f"{', '.join(step.owes_commit())}")
@@ -461,11 +518,16 @@ class Session:
                               f"but the open sealed step is round {step.round} step {step.step}")
             if not step.all_committed:
                 raise Refused(f"reveals open once every commitment is in; still waiting for: {', '.join(step.owes_commit())}")
+            if step.anonymous and "choice" in data:
+                raise Refused("a default in an anonymous step does not show its choice publicly "
+                              "(the disclosure at the end does)")
             if player not in step.defaulted:
                 self._check_deadline((player, step.round, step.step, "reveal"), at, data)
             step.revealed.add(player)
             kind = step.kind
             self._expect(data, "sealed", True)
+            if step.anonymous:
+                return self._held_default(step, player, data)
         else:
             self._expect(data, "sealed", False)
             kind = data["kind"]
@@ -528,11 +590,14 @@ class Session:
                           f"deadline {_duration(deadline)}); use --force to apply the default anyway")
 
     def _play(self, player: str, choice: str) -> None:
+        self._apply_rules(player, choice)
+        self._open_sealed()
+
+    def _apply_rules(self, player: str, choice: str) -> None:
         try:
             self.state = self.rules.apply(self.state, player, choice, self.rng)
         except ChoiceError as exc:
             raise Refused(str(exc)) from None
-        self._open_sealed()
 
     def _track_open(self, at: str) -> None:
         """A request owed now that was not owed before this event opened at this event. The

@@ -14,6 +14,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..protocol.errors import AuditFailure, Refused
+from ..protocol.anonymous import held_in
 from ..protocol.session import Session
 from ..text import quote
 
@@ -64,11 +65,12 @@ def _fields(event):
     return event.kind, event.data, event.at, event.seq, event.hash
 
 
-def build(game_id: str, events, seed: bytes | None) -> GameRecord:
-    """Replay ``events`` (store Events or export dicts) with ``seed`` into a GameRecord."""
+def build(game_id: str, events, seed: bytes | None, held=None) -> GameRecord:
+    """Replay ``events`` (store Events or export dicts) with ``seed`` into a GameRecord;
+    ``held``: the held reveals of anonymous steps (default: those the log discloses)."""
     if not events:
         raise Refused(f"no events for game {quote(game_id)}")
-    session = Session(game_id, seed)
+    session = Session(game_id, seed, held if held is not None else held_in(events))
     rounds: list[RoundRecord] = []
     setup: list = []
     revealed = None
@@ -79,7 +81,7 @@ def build(game_id: str, events, seed: bytes | None) -> GameRecord:
         try:
             session.apply_event(kind, dict(data), at, seq)
         except Refused as exc:
-            raise AuditFailure(seq, str(exc)) from None
+            raise AuditFailure(getattr(exc, "seq", None) or seq, str(exc)) from None
         head = (seq, digest)
         if kind == "seed_revealed":
             revealed = data["seed"]
@@ -111,7 +113,7 @@ def _default_notes(kind: str, data: dict) -> list[dict]:
     """A public note where a default was applied instead of a player's own choice: a late
     player (NMR), or a reveal of a choice the rules do not allow. (By then every commitment of
     the step is in, so the applied choice is as public as a reveal.)"""
-    if kind == "default":
+    if kind == "default" and "choice" in data:  # (an anonymous step's default shows no choice)
         reason = {"no commitment (NMR)": "no commitment in time", "no reveal (NMR)": "no reveal in time",
                   "NMR": "no decision in time"}.get(data.get("reason"), data.get("reason") or "late")
         return [{"type": "default", "player": data["player"], "kind": data.get("kind"),
@@ -128,12 +130,12 @@ def _close(record: RoundRecord, before: dict, after: dict, head) -> None:
 
 def from_store(store, game_id: str) -> GameRecord:
     """The record of a game in the moderator's database (replayed with its private seed)."""
-    from ..protocol.commands import SEED, load
+    from ..protocol.commands import SEED, held_source, load
     events = store.events(game_id)
     if not events:
         load(store, game_id)  # raises the helpful unknown-game error
     secret = store.get_secret(game_id, SEED)
-    return build(game_id, events, bytes.fromhex(secret) if secret else None)
+    return build(game_id, events, bytes.fromhex(secret) if secret else None, held_source(store, game_id))
 
 
 def from_export(text: str) -> GameRecord:

@@ -4,7 +4,8 @@ Checks, in order: the hash chain (gapless, linked, every hash recomputed; option
 published head); then a replay of every event under the protocol's rules, which checks
 commitment forms, that every reveal matches its commitment, signatures against registered
 keys, and, once the seed is known (revealed in the log, or the moderator's own), every roll
-and draw, every default and every applied choice.
+and draw, every default and every applied choice. The held reveals of anonymous steps come
+from the log's disclosure (an export) or the store's private entries (the moderator's own).
 """
 
 from __future__ import annotations
@@ -22,7 +23,7 @@ def _seed_in(events) -> bytes | None:
 
 
 def _audit(game: str, rows: list[dict], seed: bytes | None, expected_head,
-           keep: list | None = None, chain_checked: bool = False) -> dict:
+           keep: list | None = None, chain_checked: bool = False, held=None) -> dict:
     from .chain import verify_chain
     from .errors import ChainError
     report = {"game": game, "events": len(rows), "ok": False, "problem": None, "bad_seq": None,
@@ -34,12 +35,15 @@ def _audit(game: str, rows: list[dict], seed: bytes | None, expected_head,
         if rows:
             report["head"] = {"seq": rows[-1]["seq"], "hash": rows[-1]["hash"]}
         seed = seed or _seed_in(rows)
-        session = Session.replay(game, rows, seed, audit=True)
+        session = Session.replay(game, rows, seed, audit=True, held=held)
         if keep is not None:
             keep.append(session)
         report["replay"] = "full" if session.state is not None else (
             "public (seed not revealed: rolls and draws not checked)")
         report["seed_revealed"] = session.seed_revealed
+        held = _held_count(session, rows)
+        if held:
+            report["held_reveals"] = held
         report["finished"] = session.finished
         if session.finished:
             result = session.rules.result(session.state)
@@ -52,6 +56,12 @@ def _audit(game: str, rows: list[dict], seed: bytes | None, expected_head,
     except (KeyError, TypeError, ValueError) as exc:  # malformed event data
         report.update(problem=f"malformed event data: {exc}")
     return report
+
+
+def _held_count(session, rows) -> dict | None:
+    """How many reveals the log shows as held, and whether they are disclosed."""
+    count = sum(1 for r in rows if r["kind"] == "reveal_held")
+    return {"count": count, "disclosed": session.disclosed} if count else None
 
 
 def audit_store(store, game: str, expected_head=None) -> dict:
@@ -71,7 +81,9 @@ def audit_store(store, game: str, expected_head=None) -> dict:
     secret = store.get_secret(game, "server_seed")
     seed = bytes.fromhex(secret) if secret else None
     replayed: list = []
-    report = _audit(game, rows, seed, expected_head, replayed, chain_checked=True)
+    from ..protocol.commands import held_source
+    held = held_source(store, game)
+    report = _audit(game, rows, seed, expected_head, replayed, chain_checked=True, held=held)
     snapshot = store.snapshot(game)
     if report["ok"] and snapshot is not None and seed is not None:
         # the snapshot is a cache of the replay: it must agree with a fresh one
@@ -90,7 +102,7 @@ def audit_store(store, game: str, expected_head=None) -> dict:
         if cached is None:  # another layout version: never read, so nothing to compare
             return report
         from ..protocol.commands import snapshot_data
-        fresh = replayed[0] if seq == len(rows) else Session.replay(game, rows[:seq], seed)
+        fresh = replayed[0] if seq == len(rows) else Session.replay(game, rows[:seq], seed, held=held)
         expected = snapshot_data(fresh, (seq, rows[seq - 1]["hash"]))
         if cached != json.loads(json.dumps(expected)):
             report.update(ok=False, bad_seq=seq,
@@ -144,6 +156,11 @@ def report_text(report: dict) -> str:
     lines = [f"audit OK: game {report['game']}, {report['events']} events, chain intact up to "
              f"event {report['head']['seq']} {report['head']['hash']}",
              f"replay: {report['replay']}"]
+    held = report.get("held_reveals")
+    if held:
+        lines.append(f"held reveals (anonymous steps): {held['count']}, "
+                     + ("each checked against its commitment and its step's digest (disclosed)" if held["disclosed"]
+                        else "order checked; their contents are disclosed and checked at the end"))
     if report.get("scores"):
         lines.append("final scores: " + ", ".join(f"{p} {s}" for p, s in report["scores"].items()))
     return "\n".join(lines)

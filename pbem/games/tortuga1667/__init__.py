@@ -6,33 +6,47 @@ Every rule of the seed is built (docs/rules-1667.md). The one option is ``varian
 
 from __future__ import annotations
 
-from ..base import MAX_OPTIONS, Request
+from ...text import quote
+from ..base import MAX_OPTIONS, InvalidChoice, Request
 from . import legal
 from .engine import apply, check, owed
 from .model import MAX_PLAYERS, MIN_PLAYERS, VARIANTS, State
+from .parse import words
 from .setup import check_players, setup
 from .views import view
 
 NAME = "tortuga1667"
 OPTIONS = {"variant": VARIANTS}
 
-__all__ = ["NAME", "MIN_PLAYERS", "MAX_PLAYERS", "setup", "pending", "check", "apply", "default",
+__all__ = ["NAME", "MIN_PLAYERS", "MAX_PLAYERS", "setup", "pending", "check", "normalize", "apply", "default",
            "view", "result", "to_json", "from_json", "check_players", "State"]
 
 
 def pending(state: State) -> list[Request]:
-    """Every open request: a vote asks each voter at once, sealed; anything else is open."""
+    """Every open request: a vote asks each voter at once, sealed and anonymous (the judge
+    alone sees who played which card until the end); anything else is open."""
     out = []
     for player, kind, entry in owed(state):
         options = legal.options(state, player, kind, entry)
         out.append(Request(
             player=player, kind=kind, sealed=kind == "vote", round=state.turn_no,
-            step=state.vote_no, default=legal.default(state, player, kind, entry),
+            step=state.vote_no, anonymous=kind == "vote", default=legal.default(state, player, kind, entry),
             syntax=legal.SYNTAX[kind],
             options=tuple(options) if len(options) <= MAX_OPTIONS else None,
             prompt=legal.describe(options),
         ))
     return out
+
+
+def normalize(kind: str, text: str) -> str:
+    """The canonical form of a choice's text without a state (for sealing offline): a vote
+    is ``vote N``; other choices keep their words, single-spaced."""
+    w = words(text)
+    if kind != "vote":
+        return " ".join(w)
+    if len(w) == 2 and w[0].casefold() == "vote" and w[1].isdigit():
+        return f"vote {int(w[1])}"
+    raise InvalidChoice(f"not understood: {quote(text.strip())}; {legal.SYNTAX['vote']}")
 
 
 def default(state: State, player: str, kind: str) -> str:

@@ -119,6 +119,16 @@ class State:
     # --------------------------------------------------------------- where pawns are
 
     @property
+    def round(self) -> int:
+        """The protocol's round: the turn number (a vote's requests carry it)."""
+        return self.turn_no
+
+    @property
+    def step(self) -> int:
+        """The protocol's step: the number of the latest vote (counted over the game)."""
+        return self.vote_no
+
+    @property
     def n(self) -> int:
         return len(self.players)
 

@@ -1,0 +1,68 @@
+"""Tortuga 1667 from the command line: new, start, decisions, and votes sealed, committed
+and revealed with the database, up to the end; the log, export and audit never show a held
+vote before the disclosure, and the export audits clean after it."""
+
+import json
+import random
+
+PLAYERS = "ani,bo,cy,dee,eve"
+VOTES = ("attack", "mutiny", "brawl")
+
+
+def choose(session, player, kind, rnd):
+    from pbem.games.tortuga1667 import legal
+    from pbem.games.tortuga1667.engine import owed
+    entry = next(e for p, k, e in owed(session.state) if p == player and k == kind)
+    options = legal.options(session.state, player, kind, entry)
+    votes = [o for o in options if o in VOTES]
+    return votes[0] if votes else rnd.choice(options)
+
+
+def test_a_game_of_1667_by_command_line(cli, pbem_db):
+    from pbem.protocol import commands
+    from pbem.store import Store
+    cli.ok("new", "g", "--game", "tortuga1667", "--players", PLAYERS)
+    cli.refused("g", "new", "h", "--game", "tortuga1667", "--players", "ani,bo,cy", match="4 to 9 players")
+    cli.ok("start", "g")
+    rnd = random.Random(7)
+    salts, votes = [], 0
+    for _ in range(600):
+        status = cli.json("status", "g")
+        if status["finished"]:
+            break
+        with Store(pbem_db) as store:
+            session = commands.load(store, "g")
+        step = session.sealed
+        if step is None:
+            request = session.pending()[0]
+            cli.ok("decide", "g", request.player, choose(session, request.player, request.kind, rnd))
+            continue
+        votes += 1
+        sealed = {}
+        for player in step.waiting:
+            sealed[player] = cli.json("seal", "g", player, choose(session, player, "vote", rnd))
+            cli.ok("commit", "g", player, sealed[player]["commitment"])
+        if votes == 1:  # bad input: one line, nothing changed (the held reveals neither)
+            player, seal = next(iter(sealed.items()))
+            cli.refused("g", "reveal", "g", player, seal["choice"], "ab" * 32, match="does not match")
+        for player, seal in sealed.items():
+            out = cli.ok("reveal", "g", player, seal["choice"], seal["salt"]).stdout
+            assert "holds it until the game ends" in out and seal["choice"] not in out
+            salts.append(seal["salt"])
+            if votes == 1 and player == next(iter(sealed)) and len(sealed) > 1:
+                again = cli.ok("reveal", "g", player, seal["choice"], seal["salt"]).stdout
+                assert "already recorded" in again
+                cli.refused("g", "reveal", "g", player, seal["choice"], "cd" * 32, match="already settled")
+        log = cli.ok("log", "g").stdout + cli.ok("log", "g", "--json").stdout + cli.ok("export", "g").stdout
+        assert "vote " not in log and not any(salt in log for salt in salts)
+        assert "sealed_batch" in log
+    else:
+        raise AssertionError("the game did not end")
+    assert votes
+    export = cli.ok("export", "g").stdout
+    kinds = [json.loads(line)["kind"] for line in export.splitlines()]
+    assert kinds[-2:] == ["disclosed", "seed_revealed"] and all(salt in export for salt in salts)
+    (pbem_db.parent / "g.jsonl").write_text(export)
+    text = cli.ok("audit", "--file", pbem_db.parent / "g.jsonl").stdout
+    assert "audit OK" in text and "each checked against its commitment" in text
+    assert "audit OK" in cli.ok("audit", "g").stdout
