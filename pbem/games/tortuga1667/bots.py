@@ -176,13 +176,18 @@ class InformedBot(RandomBot):
             want = m.favoured_hold()
             if want is None:
                 return None
-            return f"vote {max(range(len(hand)), key=lambda k: (hand[k][1] == want, -k)) + 1}"
-        if kind not in ("attack", "mutiny") or caller != m.me:
-            return f"vote {m.spare_card() + 1}"  # an unknown caller: keep the useful cards
-        if kind == "mutiny":
-            return f"vote {max(range(len(hand)), key=lambda k: (hand[k][2] == 'skull', -k)) + 1}"
-        others = len(vote.get("voters", [])) - 1 + (m.v["vote_deck"] > 0)
-        return f"vote {max(range(len(hand)), key=lambda k: (attack_odds(hand[k][0], others), -k)) + 1}"
+            value = lambda cards: sum(1 if hand[k][1] == want else -1 for k in cards)  # noqa: E731
+        elif kind == "mutiny" and caller == m.me:
+            value = lambda cards: sum(1 if hand[k][2] == "skull" else -1 for k in cards)  # noqa: E731
+        elif kind == "attack" and caller == m.me:
+            others = len(vote.get("voters", [])) - 1 + (m.v["vote_deck"] > 0)
+            value = lambda cards: attack_odds(tuple(sorted(hand[k][0] for k in cards)), others)  # noqa: E731
+        else:  # an unknown caller's vote: keep the useful cards
+            return f"vote {m.spare_card() + 1}"
+        # a map may allow two cards at once (vote A,B): only when that is better than one
+        options = list(request.options or [f"vote {k + 1}" for k in range(len(hand))])
+        cards = {o: [int(x) - 1 for x in o.split()[1].split(",")] for o in options}
+        return max(options, key=lambda o: (value(cards[o]), -len(cards[o]), -options.index(o)))
 
     def _loot(self, m, request, legal):
         return max(request.options, key=m.loot_gain)
@@ -196,22 +201,26 @@ class InformedBot(RandomBot):
     def _marque(self, m, request, legal):
         return "marque draw" if "marque draw" in (request.options or ()) else None
 
+    def _fountain(self, m, request, legal):
+        return "fountain use" if "fountain use" in (request.options or ()) else None  # stay put
+
     def _shoot(self, m, request, legal):
         others = [o for o in request.options if o.split()[1] != m.me]
         return m.random.choice(others) if others else None
 
 
 @lru_cache(maxsize=None)
-def attack_odds(mine: str, others: int) -> float:
-    """The chance an attack succeeds when I play a card with top ``mine`` and ``others``
-    cards of the deck's mix (30% cannons, 30% water, 40% torches) join it."""
+def attack_odds(mine: str | tuple, others: int) -> float:
+    """The chance an attack succeeds when I play the card(s) with top(s) ``mine`` and
+    ``others`` cards of the deck's mix (30% cannons, 30% water, 40% torches) join them."""
+    mine = (mine,) if isinstance(mine, str) else mine
     weights = {"cannon": 0.3, "water": 0.3, "torch": 0.4}
     total = 0.0
     for tops in product(weights, repeat=min(others, 6)):
         p = 1.0
         for t in tops:
             p *= weights[t]
-        tops = tops + (mine,)
+        tops = tops + mine
         if tops.count("cannon") and tops.count("torch") > tops.count("water"):
             total += p
     return total
