@@ -117,6 +117,23 @@ def test_the_informed_bot_reveals_the_armada_it_saw_only_while_its_side_is_ahead
         assert stale != "reveal 3", "a peek from before the row was rebuilt tells nothing"
 
 
+def test_knowing_the_whole_row_the_informed_bot_never_turns_the_armada_over_while_behind():
+    s, _ = started(4)
+    player = game.pending(s)[0].player
+    s = with_holds(with_armada_seen(s, player, 1), s.loyalty[player], 0, 1)
+    s.galleon = 0  # nothing to loot: no attack to fall back on
+    # the rest of the row: bad or useless cards only (a Black Spot first), so nothing helps
+    down = s.row[1:] + s.event_deck
+    rest = sorted((c for c in down if s.events[c] not in ("pistol", "marque")),
+                  key=lambda c: s.events[c] != "blackspot")[:4]
+    s.row[1:] = rest
+    s.event_deck = [c for c in down if c not in rest]
+    s.seen[player] += [{"card": s.row[k], "slot": k + 1, "turn": 1, "shuffle": s.shuffles} for k in range(1, 5)]
+    for seed in range(30):
+        choice = InformedBot(seed).choose(s, player, "action")
+        assert choice != "reveal 1" and not (choice.startswith("force") and "1" in choice.split()[-1].split(",")), choice
+
+
 def test_the_informed_bot_peeks_at_cards_it_has_not_seen():
     s, _ = started(4)
     player = game.pending(s)[0].player

@@ -105,9 +105,14 @@ class InformedBot(RandomBot):
         v = view(state, player)
         plan = getattr(self, f"_{kind}", None)
         choice = None
+
+        def legal(c: str) -> bool:
+            return c in request.options if request.options is not None else _is_legal(state, player, c)
+
         if plan is not None and v["turn_no"] <= LONG_GAME:
-            choice = plan(Mind(v, self.random), request, lambda c: _is_legal(state, player, c))
-        return choice if choice is not None else super().choose(state, player, kind)
+            choice = plan(Mind(v, self.random), request, legal)
+        # a plan's choice is checked again, so a rule added later can only make it fall back
+        return choice if choice is not None and legal(choice) else super().choose(state, player, kind)
 
     # ------------------------------------------------------------------- decisions
 
@@ -143,7 +148,8 @@ class InformedBot(RandomBot):
                 [unknown[0], m.random.choice([s for s in down if s != unknown[0]])]
             return f"peek {min(pair)},{max(pair)}"
         # everything in the row is known and nothing helps: pass the worst on, or reveal the least bad
-        bad = sorted((s for s in down if worth.get(s, 0) < 0), key=lambda s: worth[s])
+        # never the Armada while behind: whoever is forced might turn it over
+        bad = sorted((s for s in down if -5 < worth.get(s, 0) < 0), key=lambda s: worth[s])
         if len(bad) >= 2:
             target = m.random.choice([p for p in m.v["players"] if p != m.me])
             return f"force {target} {bad[0]},{bad[1]}"
