@@ -5,8 +5,8 @@
 
 Engine: setup, then ``pending`` / the bot's choice / ``apply`` until the game is over,
 through the pure rules alone. Protocol: the same bots through ``pbem.protocol`` on a
-temporary database (every choice logged, every vote committed and revealed), as ``pbem
-demo`` plays; skipped with a note while 1667 is not a registered game. Times are this
+temporary database (every choice logged, every vote committed and revealed, as ``pbem
+demo`` plays); skipped with a note while 1667 is not a registered game. Times are this
 process's CPU time (``time.process_time``), steadier than the wall clock on a busy machine.
 """
 
@@ -50,21 +50,42 @@ def bench_engine(players: int, games_: int, style: str) -> tuple[float, float]:
     return games_ / (time.process_time() - started), applies / games_
 
 
-def bench_protocol(players: int, games_: int) -> float:
-    """Games per CPU second through the protocol and the store (random bots in every seat)."""
+def protocol_game(store, name: str, players: int, seed: int, style: str) -> None:
+    """One complete game through the protocol: created, started, every open decision sent
+    with ``decide``, every sealed vote committed by all voters and then revealed (the loop
+    of ``pbem.render.demo.play_bots``, with one bot style in every seat)."""
     from pbem.protocol import commands
-    from pbem.render.demo import play_bots
+
+    at = "2026-01-01T00:00:00Z"
+    commands.create_game(store, name, "tortuga1667", list(NAMES[:players]), {}, start=True, at=at)
+    session = commands.load(store, name)
+    bots = {p: session.rules.bot(f"{seed}/{p}", style) for p in session.players}
+    while not session.finished:
+        step = session.sealed
+        if step is not None:
+            held = {}
+            for player in step.owes_commit():
+                sealed = commands.seal(session, player, bots[player].choose(session.state, player, step.kind))
+                held[player] = sealed
+                session = commands.commit(store, name, player, sealed["commitment"],
+                                          (sealed["round"], sealed["step"]), at=at)
+            for player, sealed in held.items():
+                session = commands.reveal(store, name, player, sealed["choice"], sealed["salt"], at=at)
+        else:
+            request = session.pending()[0]
+            choice = bots[request.player].choose(session.state, request.player, request.kind)
+            session = commands.decide(store, name, request.player, choice, at=at)
+
+
+def bench_protocol(players: int, games_: int, style: str) -> float:
+    """Games per CPU second through the protocol and a temporary database."""
     from pbem.store import Store
 
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "bench.db")
         started = time.process_time()
         for seed in range(games_):
-            name = f"p{players}-{seed}"
-            commands.create_game(store, name, "tortuga1667", list(NAMES[:players]), {}, start=True,
-                                 at="2026-01-01T00:00:00Z")
-            # play_bots seats greedy bots on even seats: this measures the mix pbem demo plays
-            play_bots(store, name, f"bench/{seed}", at="2026-01-01T00:00:00Z")
+            protocol_game(store, f"p{players}-{seed}", players, seed, style)
         return games_ / (time.process_time() - started)
 
 
@@ -74,7 +95,7 @@ def main(argv=None) -> int:
     parser.add_argument("--protocol-games", type=int, default=20,
                         help="protocol games per player count (default 20; 0 skips)")
     parser.add_argument("--style", choices=("random", "informed"), default="random",
-                        help="the bots of the engine games (default random)")
+                        help="the bots in every seat (default random)")
     args = parser.parse_args(argv)
     print(f"python {sys.version.split()[0]}; CPU time of this process")
     for players in (5, 9):
@@ -89,8 +110,8 @@ def main(argv=None) -> int:
         print("protocol: skipped: tortuga1667 is not a registered game in this checkout")
         return 0
     for players in (5, 9):
-        rate = bench_protocol(players, args.protocol_games)
-        print(f"protocol {players} players, demo bots:  {rate:8.1f} games per CPU second "
+        rate = bench_protocol(players, args.protocol_games, args.style)
+        print(f"protocol {players} players, {args.style} bots: {rate:8.1f} games per CPU second "
               f"({args.protocol_games} games)")
     return 0
 
