@@ -77,9 +77,15 @@ def result(state: State) -> dict | None:
 
 
 def bot(seed, style: str = "random"):
-    """A bot player: ``bot.choose(state, player, kind) -> choice text``."""
-    from .bots import RandomBot
-    return RandomBot(seed)
+    """A bot player: ``bot.choose(state, player, kind) -> choice text``. Styles: "random"
+    (uniform over the legal choices) and "greedy" or "informed" (plays for its loyalty
+    from its player's view alone)."""
+    from .bots import InformedBot, RandomBot
+    if style in ("greedy", "informed"):
+        return InformedBot(seed)
+    if style == "random":
+        return RandomBot(seed)
+    raise ValueError(f"unknown bot style {style!r}; styles: random, greedy, informed")
 
 
 def to_json(state: State) -> dict:

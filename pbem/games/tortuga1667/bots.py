@@ -1,29 +1,355 @@
-"""A seedable bot that picks uniformly among the legal choices of its own open request.
+"""Seedable bots for Tortuga 1667: a uniformly random player and an informed one.
 
-It reads only what its player may be told (the legal options), so it can stand in for a
-player in simulations and property tests.
+Both go through the game's public interface only: their own open request (``pending``),
+``check`` to test a choice built from the syntax, and ``view(state, player)``. The
+informed bot decides from its player's view alone (its loyalty, its hand, its peeks, the
+public board), never from the hidden state, so it can stand in for a real player.
+
+Each bot draws from its own ``random.Random(seed)``: a bot is deterministic from its seed
+and the calls it was asked, and never touches the ``random`` module's global state.
+Any decision kind a bot has no plan for gets a uniformly random legal choice.
 """
 
 from __future__ import annotations
 
 import random
+from functools import lru_cache
+from itertools import product
 
-from . import legal
-from .engine import owed
-from .model import State
+from ..base import ChoiceError
+
+SHIPS = ("dutchman", "jolly")
+HOLDS = ("british", "french")
+# how much revealing a known event card is worth to the revealer (the Armada: see _worth)
+CARD_WORTH = {"pistol": 1, "marque": 1, "bells": 0, "powder": 0, "fever": 0, "storm": 0,
+              "blackspot": -2, "albatross": -1}
+UNKNOWN_WORTH = -0.5  # a blind reveal: often a Black Spot or an Albatross
+LONG_GAME = 200  # turns: past this an informed bot plays at random, so no game can stall
+
+
+def _request(state, player: str, kind: str):
+    from . import pending  # noqa: PLC0415 (the package imports this module lazily)
+    for r in pending(state):
+        if r.player == player and r.kind == kind:
+            return r
+    raise ValueError(f"{player} owes no {kind} choice now")
+
+
+def _is_legal(state, player: str, choice: str) -> bool:
+    from . import check  # noqa: PLC0415
+    try:
+        return check(state, player, choice) == choice
+    except ChoiceError:
+        return False
+
+
+def action_candidates(v: dict) -> list[str]:
+    """Every action the syntax allows that could be legal, in canonical form, from a view:
+    a superset of the legal ones (``check`` decides)."""
+    me = v["viewer"]
+    down = [r["slot"] for r in v["row"] if r["card"] is not None]
+    k = v["players"].index(me)
+    others = v["players"][k + 1:] + v["players"][:k]
+    out = [f"peek {a},{b}" for a in down for b in down if a < b]
+    out += [f"reveal {a}" for a in down]
+    out += [f"force {p} {a},{b}" for p in others for a in down for b in down if a != b]
+    out += [f"move rowboat {s}" for s in SHIPS] + [f"move {s}" for s in SHIPS] + ["move tortuga"]
+    out += ["attack", "mutiny", "brawl"] + [f"maroon {p}" for p in others]
+    out += [f"shift {a} to {b}" for a in HOLDS for b in HOLDS if a != b]
+    return out
 
 
 class RandomBot:
+    """Picks uniformly among the legal choices of its own open request. When the request
+    does not list them (too many), it builds every candidate from the syntax and takes
+    them in a random order until ``check`` accepts one (uniform over the legal ones)."""
+
     def __init__(self, seed: int | str = 0, reveal_bias: float = 0.0):
         self.random = random.Random(seed)
         self.reveal_bias = reveal_bias  # chance to reveal outright: shortens simulated games
 
-    def choose(self, state: State, player: str, kind: str) -> str:
-        for p, k, entry in owed(state):
-            if p == player and k == kind:
-                options = legal.options(state, player, kind, entry)
-                reveals = [o for o in options if o.startswith("reveal ")]
-                if reveals and self.random.random() < self.reveal_bias:
-                    return self.random.choice(reveals)
-                return self.random.choice(options)
-        raise ValueError(f"{player} owes no {kind} choice now")
+    def choose(self, state, player: str, kind: str) -> str:
+        request = _request(state, player, kind)
+        if request.options is not None:
+            options = list(request.options)
+            reveals = [o for o in options if o.startswith("reveal ")]
+            if reveals and self.reveal_bias and self.random.random() < self.reveal_bias:
+                return self.random.choice(reveals)
+            return self.random.choice(options)
+        return self.any_legal(state, player, kind, request.default)
+
+    def any_legal(self, state, player: str, kind: str, default: str) -> str:
+        if kind != "action":
+            return default  # a kind this bot cannot spell out: the documented default
+        from . import view  # noqa: PLC0415
+        candidates = action_candidates(view(state, player))
+        reveals = [c for c in candidates if c.startswith("reveal ")]
+        if reveals and self.reveal_bias and self.random.random() < self.reveal_bias:
+            candidates = reveals
+        self.random.shuffle(candidates)
+        for choice in candidates:
+            if _is_legal(state, player, choice):
+                return choice
+        return default
+
+
+class InformedBot(RandomBot):
+    """Plays for its loyalty from what its player knows: peeks and remembers (its view's
+    peeks that still lie where they were seen), reveals cards it knows help it, keeps the
+    Armada hidden while its team is not ahead and reveals it when ahead, moves treasure to
+    its team's hold as cabin boy, captain and looter, and votes with its loyalty."""
+
+    def choose(self, state, player: str, kind: str) -> str:
+        from . import view  # noqa: PLC0415
+        request = _request(state, player, kind)
+        v = view(state, player)
+        plan = getattr(self, f"_{kind}", None)
+        choice = None
+
+        def legal(c: str) -> bool:
+            return c in request.options if request.options is not None else _is_legal(state, player, c)
+
+        if plan is not None and v["turn_no"] <= LONG_GAME:
+            choice = plan(Mind(v, self.random), request, legal)
+        # a plan's choice is checked again, so a rule added later can only make it fall back
+        return choice if choice is not None and legal(choice) else super().choose(state, player, kind)
+
+    # ------------------------------------------------------------------- decisions
+
+    def _stow(self, m, request, legal):
+        return max(request.options, key=lambda o: m.gain(m.place_ship(), None, o.split()[1]))
+
+    def _action(self, m, request, legal):
+        known = m.known()
+        armada = [s for s, name in known.items() if name == "armada"]
+        if armada and m.winning():
+            return f"reveal {armada[0]}"
+        moves = []
+        if "boy" in m.ranks:
+            ship = m.place_ship()
+            moves += [(m.gain(ship, a, b), f"shift {a} to {b}") for a in HOLDS for b in HOLDS
+                      if a != b and m.v["holds"][ship][a]]
+        if "captain" in m.ranks and m.best_loot() > 0:
+            moves.append((1, "attack"))
+        if "governor" in m.ranks and m.brawl_gain() > 0:
+            moves.append((1, "brawl"))
+        moves.sort(key=lambda g: -g[0])
+        for gain, choice in moves:
+            if gain > 0 and legal(choice):
+                return choice
+        worth = {s: m.worth(name) for s, name in known.items()}
+        best = max(worth, key=lambda s: (worth[s], -s), default=None)
+        if best is not None and worth[best] > 0:
+            return f"reveal {best}"
+        down = m.down()
+        unknown = [s for s in down if s not in known]
+        if len(down) >= 2 and unknown:
+            pair = m.random.sample(unknown, 2) if len(unknown) >= 2 else \
+                [unknown[0], m.random.choice([s for s in down if s != unknown[0]])]
+            return f"peek {min(pair)},{max(pair)}"
+        # everything in the row is known and nothing helps: pass the worst on, or reveal the least bad
+        # never the Armada while behind: whoever is forced might turn it over
+        bad = sorted((s for s in down if -5 < worth.get(s, 0) < 0), key=lambda s: worth[s])
+        if len(bad) >= 2:
+            target = m.random.choice([p for p in m.v["players"] if p != m.me])
+            return f"force {target} {bad[0]},{bad[1]}"
+        if best is not None and worth[best] > -1:
+            return f"reveal {best}"
+        return self._harmless(m, legal)
+
+    def _harmless(self, m, legal):
+        """A random legal action that turns over no card I fear (a known bad one, or an
+        unknown one while the Armada may lie in the row and my side is not ahead)."""
+        known = m.known()
+        feared = {s for s in m.down() if (m.worth(known[s]) if s in known else m.unknown_worth()) <= -1}
+        candidates = [c for c in action_candidates(m.v) if not c.startswith(("reveal", "force"))
+                      or not feared & {int(x) for x in c.split()[-1].split(",")}]
+        m.random.shuffle(candidates)
+        return next((c for c in candidates if legal(c)), None)
+
+    def _pick(self, m, request, legal):
+        known = m.known()
+        slots = [int(o.split()[1]) for o in request.options]
+        worth = {s: m.worth(known[s]) if s in known else m.unknown_worth() for s in slots}
+        top = max(worth.values())
+        return f"pick {m.random.choice([s for s in slots if worth[s] == top])}"
+
+    def _vote(self, m, request, legal):
+        vote = m.v.get("vote") or {}
+        kind, caller = vote.get("kind"), vote.get("caller")
+        hand = m.hand()
+        if kind == "brawl":
+            want = m.favoured_hold()
+            if want is None:
+                return None
+            value = lambda cards: sum(1 if hand[k][1] == want else -1 for k in cards)  # noqa: E731
+        elif kind == "mutiny" and caller == m.me:
+            value = lambda cards: sum(1 if hand[k][2] == "skull" else -1 for k in cards)  # noqa: E731
+        elif kind == "attack" and caller == m.me:
+            others = len(vote.get("voters", [])) - 1 + (m.v["vote_deck"] > 0)
+            value = lambda cards: attack_odds(tuple(sorted(hand[k][0] for k in cards)), others)  # noqa: E731
+        else:  # an unknown caller's vote: keep the useful cards
+            return f"vote {m.spare_card() + 1}"
+        # a map may allow two cards at once (vote A,B): only when that is better than one
+        options = list(request.options or [f"vote {k + 1}" for k in range(len(hand))])
+        cards = {o: [int(x) - 1 for x in o.split()[1].split(",")] for o in options}
+        return max(options, key=lambda o: (value(cards[o]), -len(cards[o]), -options.index(o)))
+
+    def _loot(self, m, request, legal):
+        return max(request.options, key=m.loot_gain)
+
+    def _discard(self, m, request, legal):
+        return f"discard {m.spare_card() + 1}"
+
+    def _top(self, m, request, legal):
+        return f"top {m.spare_card() + 1}"
+
+    def _marque(self, m, request, legal):
+        return "marque draw" if "marque draw" in (request.options or ()) else None
+
+    def _fountain(self, m, request, legal):
+        return "fountain use" if "fountain use" in (request.options or ()) else None  # stay put
+
+    def _shoot(self, m, request, legal):
+        others = [o for o in request.options if o.split()[1] != m.me]
+        return m.random.choice(others) if others else None
+
+
+@lru_cache(maxsize=None)
+def attack_odds(mine: str | tuple, others: int) -> float:
+    """The chance an attack succeeds when I play the card(s) with top(s) ``mine`` and
+    ``others`` cards of the deck's mix (30% cannons, 30% water, 40% torches) join them."""
+    mine = (mine,) if isinstance(mine, str) else mine
+    weights = {"cannon": 0.3, "water": 0.3, "torch": 0.4}
+    total = 0.0
+    for tops in product(weights, repeat=min(others, 6)):
+        p = 1.0
+        for t in tops:
+            p *= weights[t]
+        tops = tops + mine
+        if tops.count("cannon") and tops.count("torch") > tops.count("water"):
+            total += p
+    return total
+
+
+class Mind:
+    """What one player knows, read from their view alone, and how they value things."""
+
+    def __init__(self, v: dict, rng: random.Random):
+        self.v, self.random = v, rng
+        self.me, self.team = v["viewer"], v["my_loyalty"]
+        self.ranks = self._ranks()
+
+    def _ranks(self) -> list[str]:
+        v, me = self.v, self.me
+        if v["tortuga"][:1] == [me]:
+            return ["governor"]
+        for crew in v["ships"].values():
+            if me in crew:
+                return [r for r, on in (("captain", crew[0] == me), ("mate", len(crew) > 1 and crew[1] == me),
+                                        ("boy", crew[-1] == me)) if on]
+        return []
+
+    def place_ship(self) -> str | None:
+        return next((s for s, crew in self.v["ships"].items() if self.me in crew), None)
+
+    def totals(self) -> dict:
+        return {h: sum(place[h] for place in self.v["holds"].values()) for h in HOLDS}
+
+    def score(self, totals: dict) -> float:
+        """Higher is better for my side (the Dutch player wants the teams level)."""
+        if self.team == "dutch":
+            return -abs(totals["british"] - totals["french"])
+        other = "french" if self.team == "british" else "british"
+        return totals[self.team] - totals[other]
+
+    def gain(self, ship, src: str | None, dst: str) -> float:
+        """How much moving one treasure from hold ``src`` (None: from off the board) to
+        hold ``dst`` helps my side."""
+        before = self.totals()
+        after = dict(before)
+        if src is not None:
+            after[src] -= 1
+        after[dst] += 1
+        return self.score(after) - self.score(before)
+
+    def winning(self) -> bool:
+        t = self.totals()
+        if self.team == "dutch":
+            return t["british"] == t["french"] and len(self.v["players"]) % 2 == 1
+        return self.score(t) > 0
+
+    def favoured_hold(self) -> str | None:
+        if self.team != "dutch":
+            return self.team
+        t = self.totals()
+        return None if t["british"] == t["french"] else min(HOLDS, key=t.get)
+
+    def best_loot(self) -> float:
+        """The most a successful attack of my ship could bring my side."""
+        if self.v["galleon"]:
+            return max(self.gain(None, None, h) for h in HOLDS)
+        ship = self.place_ship()
+        return max([self.gain(None, src, dst) for s in SHIPS for src in HOLDS for dst in HOLDS
+                    if self.v["holds"][s][src] and not (s == ship and src == dst)], default=0)
+
+    def loot_gain(self, option: str) -> float:
+        w = option.split()
+        return self.gain(None, None, w[1]) if w[0] == "stow" else self.gain(None, w[2], w[4])
+
+    def brawl_gain(self) -> float:
+        want = self.favoured_hold()
+        if want is None or not any(face[1] == want for face in self.hand()):
+            return 0
+        v = self.v
+        return v["tortuga_loose"] + sum(v["holds"]["tortuga"].values()) - v["holds"]["tortuga"][want]
+
+    def hand(self) -> list[tuple[str, str, str]]:
+        """My vote cards as (attack top, brawl flag, mutiny mark), numbered from 0."""
+        return [tuple(card["card"].split()) for card in self.v["hand"]]
+
+    def spare_card(self) -> int:
+        """The card of my hand I miss least: one without my flag, else the first."""
+        want = self.favoured_hold()
+        hand = self.hand()
+        return min(range(len(hand)), key=lambda k: (hand[k][1] == want, hand[k][0] == "torch", k))
+
+    def down(self) -> list[int]:
+        return [r["slot"] for r in self.v["row"] if r["card"] is not None]
+
+    def known(self) -> dict[int, str]:
+        """slot -> event card I peeked at there and which still lies there."""
+        return {r["slot"]: r["known"] for r in self.v["row"] if r.get("known")}
+
+    def armada_may_lie_in_row(self) -> bool:
+        # the Armada starts among the last five cards of the deck and leaves in a tie-break
+        return self.v["phase"] == "play" and self.v["event_deck"] < 5
+
+    def worth(self, name: str) -> float:
+        if name == "armada":
+            if self.winning():
+                return 10
+            t = self.totals()
+            even_tie = t["british"] == t["french"] and len(self.v["players"]) % 2 == 0
+            return 0 if even_tie else -10
+        if name == "albatross":
+            ship = self.place_ship()
+            birds = sum(self.v["albatross"].get(p, 0) for p in self.v["ships"].get(ship, []))
+            return -2 if ship and birds else -1
+        if name == "storm":
+            return self._storm_worth()
+        return CARD_WORTH.get(name, 0)
+
+    def _storm_worth(self) -> float:
+        ship = self.place_ship()
+        place = ship or ("tortuga" if self.me in self.v["tortuga"] else None)
+        if place is None:
+            return 0
+        hold = self.v["holds"][place]
+        after = {h: self.totals()[h] - hold[h] for h in HOLDS}
+        return self.score(after) - self.score(self.totals())
+
+    def unknown_worth(self) -> float:
+        if self.armada_may_lie_in_row() and not self.winning():
+            return UNKNOWN_WORTH - 2
+        return UNKNOWN_WORTH

@@ -1,0 +1,120 @@
+"""Benchmark Tortuga 1667: complete random-bot games per CPU second, 5 and 9 players.
+
+    python benchmarks/bench_1667.py                   # 300 engine games, 20 protocol games
+    python benchmarks/bench_1667.py --games 1000 --protocol-games 0 --style informed
+
+Engine: setup, then ``pending`` / the bot's choice / ``apply`` until the game is over,
+through the pure rules alone. Protocol: the same bots through ``pbem.protocol`` on a
+temporary database (every choice logged, every vote committed and revealed, as ``pbem
+demo`` plays); skipped with a note while 1667 is not a registered game. Times are this
+process's CPU time (``time.process_time``), steadier than the wall clock on a busy machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+from pbem import games
+from pbem.games import tortuga1667 as game
+from pbem.protocol.rng import RandomSource
+
+NAMES = ("ani", "bo", "cy", "dee", "eve", "fay", "gus", "hal", "ivy")
+
+
+def engine_game(players: int, seed: int, style: str) -> int:
+    """One complete game through the pure rules; returns the number of choices applied."""
+    rng = RandomSource.for_testing(f"bench1667/{seed}", game_id=f"b{seed}")
+    state = game.setup(NAMES[:players], None, rng)
+    bots = {p: game.bot(f"{seed}/{p}", style) for p in state.players}
+    applies = 0
+    while True:
+        requests = game.pending(state)
+        if not requests:
+            break
+        r = requests[0]
+        state = game.apply(state, r.player, bots[r.player].choose(state, r.player, r.kind), rng)
+        applies += 1
+    assert state.phase == "over", "game did not end"
+    return applies
+
+
+def bench_engine(players: int, games_: int, style: str) -> tuple[float, float]:
+    """(games per CPU second, choices per game)."""
+    engine_game(players, -1, style)  # warm-up
+    started = time.process_time()
+    applies = sum(engine_game(players, seed, style) for seed in range(games_))
+    return games_ / (time.process_time() - started), applies / games_
+
+
+def protocol_game(store, name: str, players: int, seed: int, style: str) -> None:
+    """One complete game through the protocol: created, started, every open decision sent
+    with ``decide``, every sealed vote committed by all voters and then revealed (the loop
+    of ``pbem.render.demo.play_bots``, with one bot style in every seat)."""
+    from pbem.protocol import commands
+
+    at = "2026-01-01T00:00:00Z"
+    commands.create_game(store, name, "tortuga1667", list(NAMES[:players]), {}, start=True, at=at)
+    session = commands.load(store, name)
+    bots = {p: session.rules.bot(f"{seed}/{p}", style) for p in session.players}
+    while not session.finished:
+        step = session.sealed
+        if step is not None:
+            held = {}
+            for player in step.owes_commit():
+                sealed = commands.seal(session, player, bots[player].choose(session.state, player, step.kind))
+                held[player] = sealed
+                session = commands.commit(store, name, player, sealed["commitment"],
+                                          (sealed["round"], sealed["step"]), at=at)
+            for player, sealed in held.items():
+                session = commands.reveal(store, name, player, sealed["choice"], sealed["salt"], at=at)
+        else:
+            request = session.pending()[0]
+            choice = bots[request.player].choose(session.state, request.player, request.kind)
+            session = commands.decide(store, name, request.player, choice, at=at)
+
+
+def bench_protocol(players: int, games_: int, style: str) -> float:
+    """Games per CPU second through the protocol and a temporary database."""
+    from pbem.store import Store
+
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "bench.db")
+        started = time.process_time()
+        for seed in range(games_):
+            protocol_game(store, f"p{players}-{seed}", players, seed, style)
+        return games_ / (time.process_time() - started)
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--games", type=int, default=300, help="engine games per player count (default 300)")
+    parser.add_argument("--protocol-games", type=int, default=20,
+                        help="protocol games per player count (default 20; 0 skips)")
+    parser.add_argument("--style", choices=("random", "informed"), default="random",
+                        help="the bots in every seat (default random)")
+    args = parser.parse_args(argv)
+    print(f"python {sys.version.split()[0]}; CPU time of this process")
+    for players in (5, 9):
+        rate, per_game = bench_engine(players, args.games, args.style)
+        print(f"engine   {players} players, {args.style} bots: {rate:8.1f} games per CPU second "
+              f"({per_game:.1f} choices per game, {args.games} games)")
+    if not args.protocol_games:
+        return 0
+    try:
+        games.get("tortuga1667")
+    except games.UnknownGame:
+        print("protocol: skipped: tortuga1667 is not a registered game in this checkout")
+        return 0
+    for players in (5, 9):
+        rate = bench_protocol(players, args.protocol_games, args.style)
+        print(f"protocol {players} players, {args.style} bots: {rate:8.1f} games per CPU second "
+              f"({args.protocol_games} games)")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
