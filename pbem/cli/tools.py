@@ -54,7 +54,10 @@ def keygen(output: Annotated[Optional[Path], typer.Option("-o", "--output", help
 
 @handled
 def demo(game: Annotated[str, typer.Option("--game-name", help="Name of the demo game in the database.")] = "",
-         players: Annotated[int, typer.Option("--players", min=2, max=4, help="How many bot players (2-4).")] = 4,
+         game_type: Annotated[str, typer.Option("--game", help="The game: tortuga (2-4 players) or tortuga1667 "
+                                                "(4-9 players).")] = "tortuga",
+         players: Annotated[Optional[int], typer.Option("--players", help="How many bot players (default: 4 for "
+                                                        "tortuga, 5 for tortuga1667).")] = None,
          variant: Annotated[str, typer.Option("--variant", help="standard or long.")] = "standard",
          seed: Annotated[Optional[str], typer.Option("--bot-seed", help="Seed for the bots' choices.")] = None,
          fmt: FormatOption = "text",
@@ -66,10 +69,18 @@ def demo(game: Annotated[str, typer.Option("--game-name", help="Name of the demo
     (with --format html: one HTML document at the end).
 
     \b
-    Example: pbem demo --players 3 --format markdown      or      pbem demo --temp
+    Example: pbem demo --players 3 --format markdown      or      pbem demo --game tortuga1667 --temp
     """
+    from .. import games
     from ..render.demo import run_demo
     from .common import open_store
+    try:
+        rules = games.get(game_type)
+    except games.UnknownGame as exc:
+        raise typer.BadParameter(str(exc), param_hint="--game") from None
+    if players is not None and not rules.MIN_PLAYERS <= players <= rules.MAX_PLAYERS:
+        raise typer.BadParameter(f"{game_type} is played by {rules.MIN_PLAYERS} to {rules.MAX_PLAYERS} players, "
+                                 f"not {players}", param_hint="--players")
     echo = None if as_json else (lambda text: typer.echo(text.rstrip("\n") + "\n"))
     note = None if as_json else (lambda text: typer.echo(text, err=True))
     if temp:
@@ -77,9 +88,10 @@ def demo(game: Annotated[str, typer.Option("--game-name", help="Name of the demo
         with tempfile.TemporaryDirectory(prefix="pbem-demo-") as folder:
             store = open_store(Path(folder) / "demo.db", create=True)
             try:
-                report = run_demo(store, game or None, players, variant, seed, fmt, echo)
+                report = run_demo(store, game or None, players, variant, seed, fmt, echo, game_type=game_type)
             finally:
                 store.close()
     else:
-        report = run_demo(open_store(db, create=True), game or None, players, variant, seed, fmt, echo, note)
+        report = run_demo(open_store(db, create=True), game or None, players, variant, seed, fmt, echo, note,
+                          game_type=game_type)
     emit(report, as_json, None)

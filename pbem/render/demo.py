@@ -11,7 +11,8 @@ import secrets
 from ..protocol import commands
 from ..store import audit as auditing
 
-NAMES = ("ani", "alex", "frank", "lothar")
+NAMES = ("ani", "alex", "frank", "lothar", "mary", "jack", "anne", "ned", "grace")
+DEFAULT_PLAYERS = {"tortuga": 4, "tortuga1667": 5}
 
 
 def play_bots(store, game_id: str, bot_seed: str, on_event=None, until=None, at: str | None = None) -> None:
@@ -50,22 +51,31 @@ def play_bots(store, game_id: str, bot_seed: str, on_event=None, until=None, at:
 
 
 def new_bot_game(store, game_id: str, names, variant: str = "standard", client_seeds: bool = True,
-                 at: str | None = None) -> None:
-    """Create and start a game for bots (each adds a client seed first, as players may)."""
-    commands.create_game(store, game_id, "tortuga", list(names), {"variant": variant}, at=at)
+                 at: str | None = None, game_type: str = "tortuga", options: dict | None = None) -> None:
+    """Create and start a game for bots (each adds a client seed first, as players may).
+    ``variant`` is Tortuga's; other games take their ``options`` as given."""
+    if options is None:
+        options = {"variant": variant} if game_type == "tortuga" else {}
+    commands.create_game(store, game_id, game_type, list(names), options, at=at)
     if client_seeds:
         for name in names:
             commands.add_client_seed(store, game_id, name, f"{name}'s lucky words", at=at)
     commands.start_game(store, game_id, at=at)
 
 
-def run_demo(store, game_id: str | None, players: int, variant: str, bot_seed: str | None,
-             fmt: str = "text", echo=None, note=None) -> dict:
+def run_demo(store, game_id: str | None, players: int | None, variant: str, bot_seed: str | None,
+             fmt: str = "text", echo=None, note=None, game_type: str = "tortuga") -> dict:
     """Play a demo game; ``echo`` gets each round's summary as it ends (in ``fmt``), then the
     final result and the audit verdict (html: one document at the end); ``note`` a hint."""
     from . import record, summary
+    from .. import games
+    rules = games.get(game_type)
+    players = players or DEFAULT_PLAYERS.get(game_type, rules.MIN_PLAYERS)
+    if not rules.MIN_PLAYERS <= players <= rules.MAX_PLAYERS:
+        raise ValueError(f"{game_type} is played by {rules.MIN_PLAYERS} to {rules.MAX_PLAYERS} players, "
+                         f"not {players}; try --players {DEFAULT_PLAYERS.get(game_type, rules.MIN_PLAYERS)}")
     game_id = game_id or f"demo-{secrets.token_hex(3)}"
-    new_bot_game(store, game_id, NAMES[:players], variant)
+    new_bot_game(store, game_id, NAMES[:players], variant, game_type=game_type)
 
     def show_round(number: int) -> None:
         if echo and fmt != "html":  # one html document at the end instead of one per round

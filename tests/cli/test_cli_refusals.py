@@ -372,6 +372,7 @@ def _signed_driver(Driver, keys):
     ("audit",), ("audit", "g", "--file", "x.jsonl"), ("audit", "g", "--head", "12"),
     ("new", "h"), ("new", "h", "--players", "a,b", "--deadline", "soon"),
     ("new", "h", "--players", "a,b", "--key", "noequals"), ("log", "g", "extra"), ("demo", "--players", "9"),
+    ("demo", "--game", "chess"), ("demo", "--game", "tortuga1667", "--players", "3"), ("demo", "--players", "1"),
     ("status", "g", "--no-such-option"),
 ])
 def test_usage_errors_exit_2(step, args):
