@@ -58,7 +58,8 @@ def demo(game: Annotated[str, typer.Option("--game-name", help="Name of the demo
                                                 "(4-9 players).")] = "tortuga",
          players: Annotated[Optional[int], typer.Option("--players", help="How many bot players (default: 4 for "
                                                         "tortuga, 5 for tortuga1667).")] = None,
-         variant: Annotated[str, typer.Option("--variant", help="standard or long.")] = "standard",
+         variant: Annotated[str, typer.Option("--variant", help="tortuga: standard or long; tortuga1667: standard "
+                                                     "or advanced.")] = "standard",
          seed: Annotated[Optional[str], typer.Option("--bot-seed", help="Seed for the bots' choices.")] = None,
          fmt: FormatOption = "text",
          temp: Annotated[bool, typer.Option("--temp", help="Use a temporary database, deleted afterwards.")] = False,

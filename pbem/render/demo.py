@@ -53,9 +53,10 @@ def play_bots(store, game_id: str, bot_seed: str, on_event=None, until=None, at:
 def new_bot_game(store, game_id: str, names, variant: str = "standard", client_seeds: bool = True,
                  at: str | None = None, game_type: str = "tortuga", options: dict | None = None) -> None:
     """Create and start a game for bots (each adds a client seed first, as players may).
-    ``variant`` is Tortuga's; other games take their ``options`` as given."""
+    ``variant`` goes to games that have variants; ``options``, when given, replace it."""
     if options is None:
-        options = {"variant": variant} if game_type == "tortuga" else {}
+        from .. import games
+        options = {"variant": variant} if "variant" in getattr(games.get(game_type), "OPTIONS", {}) else {}
     commands.create_game(store, game_id, game_type, list(names), options, at=at)
     if client_seeds:
         for name in names:
