@@ -7,7 +7,7 @@ from types import ModuleType
 
 from ..text import quote
 
-GAMES = {"tortuga": "pbem.games.tortuga"}
+GAMES = {"tortuga": "pbem.games.tortuga", "tortuga1667": "pbem.games.tortuga1667"}
 
 
 class UnknownGame(LookupError):

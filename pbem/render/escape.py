@@ -147,3 +147,37 @@ def strong(fmt: str):
         return Raw({"markdown": f"**{body}**", "bbcode": f"[b]{body}[/b]"}.get(fmt, body))
 
     return bold
+
+
+# ------------------------------------------------------------------------- markup
+
+# The markup of the three plain formats, for templates that share one body among them
+# (Tortuga 1667): ``{{ MARK.li }}`` starts a list item, ``{{ MARK.list }}`` /
+# ``{{ MARK.end_list }}`` wrap a list (bbcode only), ``{{ MARK.b }}`` / ``{{ MARK.end_b }}``
+# wrap bold text. All are Raw: the template's own markup, never user text.
+_MARKS = {
+    "text": {"li": "  - ", "list": "", "end_list": "", "b": "", "end_b": ""},
+    "markdown": {"li": "- ", "list": "", "end_list": "", "b": "**", "end_b": "**"},
+    "bbcode": {"li": "[*]", "list": "[list]", "end_list": "[/list]", "b": "[b]", "end_b": "[/b]"},
+    "html": {"li": "", "list": "", "end_list": "", "b": "", "end_b": ""},
+}
+
+
+def marks(fmt: str) -> dict:
+    return {name: Raw(value) for name, value in _MARKS[fmt].items()}
+
+
+def heading(fmt: str):
+    """Filter: a value as a heading of ``level`` 1 or 2 (text: underlined with = or -)."""
+    def head(value, level: int = 1):
+        body = ESCAPERS[fmt](value)
+        if fmt == "markdown":
+            return Raw("#" * (level + 1) + " " + body)
+        if fmt == "bbcode":
+            return Raw(f"[b][u]{body}[/u][/b]" if level == 1 else f"[b]{body}[/b]")
+        if fmt == "html":
+            from markupsafe import Markup, escape
+            return Markup(f"<h{level + 1}>") + escape(body) + Markup(f"</h{level + 1}>")
+        return Raw(body + "\n" + ("=" if level == 1 else "-") * len(body))
+
+    return head

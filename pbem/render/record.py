@@ -90,7 +90,8 @@ def build(game_id: str, events, seed: bytes | None) -> GameRecord:
         if state is None or state is before:
             continue
         rules = session.rules
-        for effect in _default_notes(kind, data) + rules.public_effects(state.effects, None):
+        marked = _public_effects(rules, state, rounds[-1].number if rounds else None)
+        for effect in _default_notes(kind, data) + marked:
             if effect["type"] == "round":
                 if rounds and not rounds[-1].complete:
                     _close(rounds[-1], rules.view(before, None), rules.view(state, None), head)
@@ -105,6 +106,21 @@ def build(game_id: str, events, seed: bytes | None) -> GameRecord:
         now = session.rules.view(session.state, None)
         rounds[-1].end_view, rounds[-1].dice_view, rounds[-1].head = now, now, head
     return GameRecord(game_id, session, dict(session.meta), rounds, head, setup, revealed)
+
+
+def _public_effects(rules, state, current: int | None) -> list[dict]:
+    """The public effects of the state's last change. A game whose effects carry no round
+    marks (Tortuga 1667: turns, not rounds) gets them from its public view: a turn is a
+    "round" of the record, marked after the effects of the turn that ended."""
+    if hasattr(rules, "public_effects"):
+        return rules.public_effects(state.effects, None)
+    view = rules.view(state, None)
+    effects = list(view["effects"])
+    if view["phase"] == "over":
+        return effects + [{"type": "game_over", "round": current}]
+    if view["turn_no"] != current:
+        effects.append({"type": "round", "round": view["turn_no"], "start_player": view["turn"]})
+    return effects
 
 
 def _default_notes(kind: str, data: dict) -> list[dict]:
