@@ -152,18 +152,24 @@ def strong(fmt: str):
 # ------------------------------------------------------------------------- markup
 
 # The markup of the three plain formats, for templates that share one body among them
-# (Tortuga 1667): ``{{ MARK.li }}`` starts a list item, ``{{ MARK.list }}`` /
-# ``{{ MARK.end_list }}`` wrap a list (bbcode only), ``{{ MARK.b }}`` / ``{{ MARK.end_b }}``
-# wrap bold text. All are Raw: the template's own markup, never user text.
+# and html (Tortuga 1667): ``{{ MARK.li }}`` starts a list item (``end_li`` ends it, html
+# only), ``list`` / ``end_list`` wrap a list (bbcode, html), ``b`` / ``end_b`` wrap bold
+# text, ``p`` / ``end_p`` a paragraph (html only). All are the template's own markup (Raw,
+# or Markup in html), never user text.
+_PLAIN = {"p": "", "end_p": "", "end_li": ""}
 _MARKS = {
-    "text": {"li": "  - ", "list": "", "end_list": "", "b": "", "end_b": ""},
-    "markdown": {"li": "- ", "list": "", "end_list": "", "b": "**", "end_b": "**"},
-    "bbcode": {"li": "[*]", "list": "[list]", "end_list": "[/list]", "b": "[b]", "end_b": "[/b]"},
-    "html": {"li": "", "list": "", "end_list": "", "b": "", "end_b": ""},
+    "text": {**_PLAIN, "li": "  - ", "list": "", "end_list": "", "b": "", "end_b": ""},
+    "markdown": {**_PLAIN, "li": "- ", "list": "", "end_list": "", "b": "**", "end_b": "**"},
+    "bbcode": {**_PLAIN, "li": "[*]", "list": "[list]", "end_list": "[/list]", "b": "[b]", "end_b": "[/b]"},
+    "html": {"p": "<p>", "end_p": "</p>", "li": "<li>", "end_li": "</li>", "list": "<ul>", "end_list": "</ul>",
+             "b": "<b>", "end_b": "</b>"},
 }
 
 
 def marks(fmt: str) -> dict:
+    if fmt == "html":
+        from markupsafe import Markup
+        return {name: Markup(value) for name, value in _MARKS[fmt].items()}
     return {name: Raw(value) for name, value in _MARKS[fmt].items()}
 
 

@@ -19,7 +19,7 @@ RANK_NAMES = {"captain": "captain", "mate": "first mate", "boy": "cabin boy", "g
 VOTE_NAMES = {"attack": "attack", "mutiny": "mutiny", "brawl": "brawl"}
 # a late voter's applied default would say which card of their hand they played
 SECRET_DEFAULTS = ("vote", "top", "discard", "commit", "reveal")
-SHORT = 14  # characters of a name that fit a board picture
+SHORT = 16  # characters of a name that fit a board picture
 PROMPTS = True  # private_model takes the game's one-line list of legal choices per request
 
 
@@ -57,21 +57,27 @@ def crew_ranks(crew: list[str]) -> list[dict]:
 
 def board(view: dict) -> dict:
     """Everything public on the table, from a view (public or a player's own)."""
+    maps = view.get("maps") or {}  # treasure maps in front of players, once the game has them
+
+    def in_front_of(pawn: dict) -> dict:
+        pawn["albatross"] = view["albatross"].get(pawn["player"], 0)
+        pawn["maps"] = len(maps.get(pawn["player"], []))
+        return pawn
+
     ships = []
     for ship in SHIPS:
-        crew = view["ships"][ship]
-        ships.append({"ship": ship, "name": SHIP_NAMES[ship], "crew": crew_ranks(crew), "room": 5 - len(crew),
+        crew = [in_front_of(c) for c in crew_ranks(view["ships"][ship])]
+        ships.append({"ship": ship, "name": SHIP_NAMES[ship], "crew": crew, "room": 5 - len(crew),
                       "holds": {h: view["holds"][ship][h] for h in HOLDS},
                       "rowboat": view["rowboats"][ship],
                       "rowboat_short": short(view["rowboats"][ship]) if view["rowboats"][ship] else None})
-    queue = [{"player": p, "short": short(p), "ranks": ["governor"] if k == 0 else []}
+    queue = [in_front_of({"player": p, "short": short(p), "ranks": ["governor"] if k == 0 else []})
              for k, p in enumerate(view["tortuga"])]
     row = []
     for slot in view["row"]:
         card = slot["card"]
         state = "empty" if card is None else "down" if card == "down" else "up"
         row.append({"slot": slot["slot"], "state": state, "card": card_name(card) if state == "up" else None})
-    maps = view.get("maps") or {}  # treasure maps in front of players, once the game has them
     in_front = []
     for p in view["players"]:
         albatross = view["albatross"].get(p, 0)
