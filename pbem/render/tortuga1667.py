@@ -205,7 +205,7 @@ def view_model(view: dict, game: str, events: list[dict] | None = None, head=(0,
     """A turn's model straight from a public view (no record): what the tests and a caller
     holding only a state use. The same fields as ``round_model``."""
     return {"game": game, "game_type": "tortuga1667", "players": view["players"], "round": view["turn_no"],
-            "complete": False, "start_player": view["turn"], "seed_hash": None, "setup": [], "client_seeds": [],
+            "complete": view["phase"] == "over", "start_player": view["turn"], "seed_hash": None, "setup": [], "client_seeds": [],
             "events": effects(events if events is not None else view["effects"]), **table(view),
             "waiting": waiting_from_view(view), "chain_head": {"seq": head[0], "hash": head[1]},
             "current_head": None}
