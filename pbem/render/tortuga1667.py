@@ -143,7 +143,8 @@ def effects(items: list[dict]) -> list[dict]:
             continue
         if e["type"] == "default" and str(e.get("choice", "")).split(" ")[0] in SECRET_DEFAULTS:
             e["choice"] = None
-            e["reason"] = "no vote card in time" if e.get("kind") in ("vote", "commit", "reveal") else e["reason"]
+            late = e.get("kind") in ("vote", "commit", "reveal", "top", "discard")
+            e["reason"] = "no choice in time" if late else "the choice sent was not allowed"
         for key in ("ship", "from", "place"):
             if e.get(key) in SHIP_NAMES:
                 e[key + "_name"] = SHIP_NAMES[e[key]]

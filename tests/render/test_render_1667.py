@@ -401,3 +401,13 @@ def test_a_game_played_through_the_log_renders_turn_by_turn(tmp_path):
     for fmt in FORMATS:
         text = summary.render_all(done, fmt)[1]
         assert "final result" in text and "Loyalties" in text
+
+
+def test_a_late_voters_default_does_not_say_which_card_was_played():
+    notes = [{"type": "default", "player": "ani", "kind": "commit", "choice": "vote 2", "reason": "late"},
+             {"type": "default", "player": "bob", "kind": "sealed choice", "choice": "vote 1",
+              "reason": "revealed vote 7, which is not allowed"},
+             {"type": "default", "player": "cy", "kind": "action", "choice": "peek 1,2", "reason": "late"}]
+    shown = render.effects(notes)
+    assert [e["choice"] for e in shown] == [None, None, "peek 1,2"]
+    assert "vote" not in shown[0]["reason"] + shown[1]["reason"]
