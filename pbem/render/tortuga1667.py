@@ -215,12 +215,12 @@ def view_model(view: dict, game: str, events: list[dict] | None = None, head=(0,
 # ------------------------------------------------------------------------- the end
 
 def disclosed_votes(record) -> list[dict]:
-    """Every vote with who played which card, once the game is over.
+    """Every vote with who played which card, for the final result (the game is over).
 
-    HOOK: the protocol's disclosure of anonymous votes (issue 10, item 1) lands with the
-    server seed; until a record carries it (``record.disclosed_votes``, a list of
-    ``{"vote": n, "kind", "caller", "played": {player: face}}``), nothing is shown here."""
-    found = getattr(record, "disclosed_votes", None) or []
+    The record reads each voter's card from their own view as it replays the log (the judge
+    replays with the held reveals; an export, with those its ``disclosed`` event publishes);
+    ``record.votes_played`` is ``[{"vote": n, "kind", "caller", "played": {player: face}}]``."""
+    found = getattr(record, "votes_played", None) or []
     return [{"vote": v.get("vote"), "kind": v.get("kind"), "caller": v.get("caller"),
              "played": [{"player": p, **vote_face(face)} for p, face in v.get("played", {}).items()]}
             for v in found]

@@ -181,7 +181,7 @@ def test_vote_disclosure_hook_lists_who_played_what():
     """The hook for the protocol's disclosure at the end: a record's disclosed votes are
     listed player by player in the result."""
     class Record:
-        disclosed_votes = [{"vote": 1, "kind": "attack", "caller": "ani",
+        votes_played = [{"vote": 1, "kind": "attack", "caller": "ani",
                             "played": {"ani": "torch british skull", "bob": "water french blank"}}]
     votes = render.disclosed_votes(Record())
     assert votes[0]["played"][1] == {"player": "bob", **render.vote_face("water french blank")}
@@ -401,6 +401,12 @@ def test_a_game_played_through_the_log_renders_turn_by_turn(tmp_path):
     for fmt in FORMATS:
         text = summary.render_all(done, fmt)[1]
         assert "final result" in text and "Loyalties" in text
+    assert done.votes_played, "the bots should have voted at least once"
+    first = done.votes_played[0]
+    line = ", called by " + first["caller"] + "): " + "; ".join(
+        f"{p} played {render.vote_face(face)['text']}" for p, face in first["played"].items())
+    assert line in summary.render_all(done, "text")[1]
+    assert "played" not in json.dumps(summary.render_public(live, None, "text")[0])
 
 
 def test_a_late_voters_default_does_not_say_which_card_was_played():
