@@ -27,8 +27,14 @@ def card_name(card) -> str:
     return EVENT_NAMES.get(card, str(card))
 
 
-def vote_face(face: str) -> dict:
-    """A vote card as read: ``torch french skull`` -> its three parts and one line."""
+def vote_face(face) -> dict:
+    """A vote card as read: ``torch french skull`` -> its three parts and one line. Two
+    cards played at once (El Dorado) come joined by `` + `` (or as a list) and read so."""
+    if isinstance(face, list):
+        face = " + ".join(face)
+    if " + " in face:
+        return {"face": face, "top": None, "flag": None, "mark": None,
+                "text": " + ".join(vote_face(part)["text"] for part in face.split(" + "))}
     top, flag, mark = (face.split() + ["", "", ""])[:3]
     words = f"{top}, {flag.capitalize()} flag, {'skull' if mark == 'skull' else 'no skull'}"
     return {"face": face, "top": top, "flag": flag, "mark": mark, "text": words}
@@ -155,6 +161,8 @@ def effects(items: list[dict]) -> list[dict]:
         if e["type"] == "loot":
             e["took_text"] = _hold_text(e.get("took"))
             e["into_text"] = _hold_text(e.get("into"))
+        if "map" in e:
+            e["map_name"] = card_name(e["map"])
         if "card" in e and e["type"] == "reveal":
             e["card_name"] = card_name(e["card"])
         if e["type"] == "vote":
@@ -174,7 +182,12 @@ def waiting_from_view(view: dict) -> list[dict]:
 
 def table(view: dict) -> dict:
     """The public part of a summary, from a view: the board, the votes, whose turn."""
+    placing = view.get("placing")  # the advanced set-up, while pawns are being placed
     return {"turn_no": view["turn_no"], "turn": view["turn"], "phase": view["phase"],
+            "variant": view.get("variant", "standard"),
+            "placing": ({"bag": placing["bag"], "ships": [
+                {"name": SHIP_NAMES[ship], "places": [{"place": k + 1, "player": p} for k, p in enumerate(places)]}
+                for ship, places in placing["slots"].items()]} if placing else None),
             "board": board(view), **votes(view)}
 
 
