@@ -459,19 +459,17 @@ def test_a_game_played_through_the_log_renders_turn_by_turn(tmp_path):
     for fmt in FORMATS:
         text = summary.render_all(done, fmt)[1]
         assert "final result" in text and "Loyalties" in text
-    assert done.votes_played, "the bots should have voted at least once"
+    for k in range(30):  # random bots vote in most games, not all: play until one did
+        if done.votes_played:
+            break
+        commands.create_game(store, f"g{k}", "tortuga1667", NAMES, {}, at=at)
+        commands.start_game(store, f"g{k}", at=at)
+        play_bots(store, f"g{k}", "render-1667", at=at)
+        done = record.from_store(store, f"g{k}")
     first = done.votes_played[0]
+    assert sorted(first["played"]) == sorted(next(e["voters"] for r in done.rounds for e in r.effects
+                                                  if e["type"] == "vote"))
     line = ", called by " + first["caller"] + "): " + "; ".join(
         f"{p} played {render.vote_face(face)['text']}" for p, face in first["played"].items())
     assert line in summary.render_all(done, "text")[1]
     assert "played" not in json.dumps(summary.render_public(live, None, "text")[0])
-
-
-def test_a_late_voters_default_does_not_say_which_card_was_played():
-    notes = [{"type": "default", "player": "ani", "kind": "commit", "choice": "vote 2", "reason": "late"},
-             {"type": "default", "player": "bob", "kind": "sealed choice", "choice": "vote 1",
-              "reason": "revealed vote 7, which is not allowed"},
-             {"type": "default", "player": "cy", "kind": "action", "choice": "peek 1,2", "reason": "late"}]
-    shown = render.effects(notes)
-    assert [e["choice"] for e in shown] == [None, None, "peek 1,2"]
-    assert "vote" not in shown[0]["reason"] + shown[1]["reason"]
