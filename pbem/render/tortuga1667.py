@@ -108,8 +108,8 @@ def board(view: dict) -> dict:
 
 
 def votes(view: dict) -> dict:
-    """The vote being collected (who has voted, not what) and the last one: its cards
-    shuffled, never who played which."""
+    """The vote being collected (its voters; who still owes a card is the protocol's to say,
+    in ``waiting``) and the last one: its cards shuffled, never who played which."""
     current = None
     if view.get("vote"):
         v = view["vote"]

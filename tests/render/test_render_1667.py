@@ -192,7 +192,7 @@ def test_public_summary_shows_the_table(late):
     vote = view["vote"]
     missing = [p for p in vote["voters"] if p not in vote["voted"]]
     assert f"Vote under way: {vote['kind']} called by {vote['caller']}" in text
-    assert f"still to vote: {', '.join(missing)}" in text
+    assert f"voters: {', '.join(vote['voters'])} (who owes what: see below)" in text
     shown = "; ".join(render.vote_face(c)["text"] for c in view["last_vote"]["cards"])
     assert f"cards shown, shuffled (who played which stays secret): {shown}." in text
     assert "Waiting for: " + "; ".join(f"{p} (vote, sealed)" for p in missing) in text
