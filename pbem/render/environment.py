@@ -63,7 +63,9 @@ def _environment(fmt: str, folder: str):
     env.filters["shell"] = escape.shell_word
     env.filters["strong"] = escape.strong(fmt)
     env.filters["plural"] = lambda n, word, many=None: word if n == 1 else (many or word + "s")
+    env.filters["heading"] = escape.heading(fmt)
     env.globals["FORMAT"] = fmt
+    env.globals["MARK"] = escape.marks(fmt)
     return env
 
 

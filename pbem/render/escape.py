@@ -147,3 +147,43 @@ def strong(fmt: str):
         return Raw({"markdown": f"**{body}**", "bbcode": f"[b]{body}[/b]"}.get(fmt, body))
 
     return bold
+
+
+# ------------------------------------------------------------------------- markup
+
+# The markup of the three plain formats, for templates that share one body among them
+# and html (Tortuga 1667): ``{{ MARK.li }}`` starts a list item (``end_li`` ends it, html
+# only), ``list`` / ``end_list`` wrap a list (bbcode, html), ``b`` / ``end_b`` wrap bold
+# text, ``p`` / ``end_p`` a paragraph (html only). All are the template's own markup (Raw,
+# or Markup in html), never user text.
+_PLAIN = {"p": "", "end_p": "", "end_li": ""}
+_MARKS = {
+    "text": {**_PLAIN, "li": "  - ", "list": "", "end_list": "", "b": "", "end_b": ""},
+    "markdown": {**_PLAIN, "li": "- ", "list": "", "end_list": "", "b": "**", "end_b": "**"},
+    "bbcode": {**_PLAIN, "li": "[*]", "list": "[list]", "end_list": "[/list]", "b": "[b]", "end_b": "[/b]"},
+    "html": {"p": "<p>", "end_p": "</p>", "li": "<li>", "end_li": "</li>", "list": "<ul>", "end_list": "</ul>",
+             "b": "<b>", "end_b": "</b>"},
+}
+
+
+def marks(fmt: str) -> dict:
+    if fmt == "html":
+        from markupsafe import Markup
+        return {name: Markup(value) for name, value in _MARKS[fmt].items()}
+    return {name: Raw(value) for name, value in _MARKS[fmt].items()}
+
+
+def heading(fmt: str):
+    """Filter: a value as a heading of ``level`` 1 or 2 (text: underlined with = or -)."""
+    def head(value, level: int = 1):
+        body = ESCAPERS[fmt](value)
+        if fmt == "markdown":
+            return Raw("#" * (level + 1) + " " + body)
+        if fmt == "bbcode":
+            return Raw(f"[b][u]{body}[/u][/b]" if level == 1 else f"[b]{body}[/b]")
+        if fmt == "html":
+            from markupsafe import Markup, escape
+            return Markup(f"<h{level + 1}>") + escape(body) + Markup(f"</h{level + 1}>")
+        return Raw(body + "\n" + ("=" if level == 1 else "-") * len(body))
+
+    return head

@@ -39,6 +39,9 @@ class GameRecord:
     head: tuple[int, str]
     setup: list  # public effects of the set-up (before round 1)
     revealed_seed: str | None  # the server seed, once the log reveals it
+    # who played which card in each anonymous vote (Tortuga 1667), from each voter's own
+    # view: for the final result only, which discloses them once the game is over
+    votes_played: list = field(default_factory=list)
 
     @property
     def finished(self) -> bool:
@@ -75,6 +78,7 @@ def build(game_id: str, events, seed: bytes | None, held=None) -> GameRecord:
     setup: list = []
     revealed = None
     head = (0, "")
+    votes_played: list = []
     for event in events:
         kind, data, at, seq, digest = _fields(event)
         before = session.state
@@ -92,7 +96,9 @@ def build(game_id: str, events, seed: bytes | None, held=None) -> GameRecord:
         if state is None or state is before:
             continue
         rules = session.rules
-        for effect in _default_notes(kind, data) + rules.public_effects(state.effects, None):
+        marked = _public_effects(rules, state, rounds[-1].number if rounds else None)
+        votes_played += _votes_played(rules, state, marked, len(votes_played))
+        for effect in _default_notes(kind, data) + marked:
             if effect["type"] == "round":
                 if rounds and not rounds[-1].complete:
                     _close(rounds[-1], rules.view(before, None), rules.view(state, None), head)
@@ -106,7 +112,40 @@ def build(game_id: str, events, seed: bytes | None, held=None) -> GameRecord:
     if rounds and not rounds[-1].complete:
         now = session.rules.view(session.state, None)
         rounds[-1].end_view, rounds[-1].dice_view, rounds[-1].head = now, now, head
-    return GameRecord(game_id, session, dict(session.meta), rounds, head, setup, revealed)
+    return GameRecord(game_id, session, dict(session.meta), rounds, head, setup, revealed, votes_played)
+
+
+def _public_effects(rules, state, current: int | None) -> list[dict]:
+    """The public effects of the state's last change. A game whose effects carry no round
+    marks (Tortuga 1667: turns, not rounds) gets them from its public view: a turn is a
+    "round" of the record, marked after the effects of the turn that ended."""
+    if hasattr(rules, "public_effects"):
+        return rules.public_effects(state.effects, None)
+    view = rules.view(state, None)
+    effects = list(view["effects"])
+    if view["phase"] == "over":
+        return effects + [{"type": "game_over", "round": current}]
+    if view["turn_no"] != current:
+        effects.append({"type": "round", "round": view["turn_no"], "start_player": view["turn"]})
+    return effects
+
+
+def _votes_played(rules, state, effects: list[dict], before: int) -> list[dict]:
+    """Each vote among ``effects`` with the card each voter played, read from that voter's
+    own view (the public one never says)."""
+    out = []
+    for effect in effects:
+        if effect["type"] != "vote" or "voters" not in effect:
+            continue
+        played = {}
+        for player in effect["voters"]:
+            mine = next((e.get("private") or {} for e in rules.view(state, player)["effects"]
+                         if e["type"] == "vote"), {})
+            if "played" in mine:
+                played[player] = mine["played"]
+        out.append({"vote": before + len(out) + 1, "kind": effect.get("kind"), "caller": effect.get("caller"),
+                    "played": played})
+    return out
 
 
 def _default_notes(kind: str, data: dict) -> list[dict]:

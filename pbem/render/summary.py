@@ -84,7 +84,11 @@ def render_private(session, player: str, fmt: str, tz: str | None = None):
     for request in report["requests"]:
         if request.get("due"):
             request["due_shown"] = shown(request["due"], tz)
-    model = _models(game_type).private_model(report)
+    models = _models(game_type)
+    if getattr(models, "PROMPTS", False):  # a game whose options can be too many to list
+        model = models.private_model(report, {r.kind: r.prompt for r in session.requests_of(player)})
+    else:
+        model = models.private_model(report)
     return model, render(game_type, "private", fmt, msg=model)
 
 
