@@ -3,7 +3,8 @@
     game NAME                 which game (else the subject's [NAME], else the sender's only game)
     password WORD             the player's mail password
     commit HASH               a commitment made with pbem seal
-    reveal CHOICE SALT        its reveal
+    reveal CHOICE SALT        its reveal (SALT: hex; without one, a line that starts with
+                              "reveal" is a game's choice, e.g. Tortuga 1667's reveal 3)
     seal CHOICE               the judge seals the choice on receipt (the log says so)
     client-seed TEXT          a client seed, before the game starts
     status | private | help   ask for the status, your private message again, or help
@@ -61,7 +62,7 @@ def read_lines(lines: list[str]) -> Reading:
             reading.password = rest
         elif verb in ("commit", "seal", "client-seed") and rest:
             reading.commands.append(Command(verb, (rest,), line))
-        elif verb == "reveal" and rest:
+        elif verb == "reveal" and _salt_like(rest.rpartition(" ")[2]) and " " in rest:
             choice, _, salt = rest.rpartition(" ")
             reading.commands.append(Command("reveal", (choice.strip(), salt), line))
         elif verb in ("status", "private", "help") and not rest:
@@ -69,3 +70,9 @@ def read_lines(lines: list[str]) -> Reading:
         else:
             reading.commands.append(Command("choice", (line,), line))
     return reading
+
+
+def _salt_like(word: str) -> bool:
+    """A salt is 64 hex characters; a word of 16 or more hex characters is taken as one
+    (so a salt cut short is answered as a bad salt, not as a game's choice)."""
+    return len(word) >= 16 and all(c in "0123456789abcdefABCDEF" for c in word)

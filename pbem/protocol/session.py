@@ -101,6 +101,9 @@ class Session(AnonymousSteps):
         self.last_at = ""
         self.seed_revealed = False
         self.public_steps: dict[tuple, dict] = {}  # seedless audit: (round, step) -> progress
+        # the states the latest event made, one per choice it applied: an anonymous step's
+        # batch applies several in one event, and a summary wants what each of them did
+        self.applied: list = []
 
     # ------------------------------------------------------------------ building
 
@@ -221,6 +224,7 @@ class Session(AnonymousSteps):
             raise Refused(f"malformed {kind} event: data must be an object and 'at' a time")
         if at < self.last_at:
             raise Refused(f"event time {at} is earlier than the event before it ({self.last_at})")
+        self.applied = []
         try:
             handler(data, at)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -598,6 +602,7 @@ class Session(AnonymousSteps):
             self.state = self.rules.apply(self.state, player, choice, self.rng)
         except ChoiceError as exc:
             raise Refused(str(exc)) from None
+        self.applied.append(self.state)
 
     def _track_open(self, at: str) -> None:
         """A request owed now that was not owed before this event opened at this event. The

@@ -96,7 +96,11 @@ def build(game_id: str, events, seed: bytes | None, held=None) -> GameRecord:
         if state is None or state is before:
             continue
         rules = session.rules
-        marked = _public_effects(rules, state, rounds[-1].number if rounds else None)
+        marked = []
+        for made in session.applied[:-1]:  # a batch: what each choice before the last did
+            marked += [e for e in _public_effects(rules, made, rounds[-1].number if rounds else None)
+                       if e["type"] not in ("round", "game_over")]
+        marked += _public_effects(rules, state, rounds[-1].number if rounds else None)
         votes_played += _votes_played(rules, state, marked, len(votes_played))
         for effect in _default_notes(kind, data) + marked:
             if effect["type"] == "round":

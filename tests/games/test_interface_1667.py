@@ -6,7 +6,7 @@ import pytest
 
 import pbem.games
 from pbem.games import tortuga1667 as game
-from pbem.games.base import ChoiceError, Request
+from pbem.games.base import ChoiceError, InvalidChoice, Request
 from pbem.protocol.rng import RandomSource
 
 RNG = RandomSource.for_testing("interface-1667")
@@ -116,3 +116,16 @@ def test_whole_games_with_the_maps_end_and_every_default_is_legal(variant, seed)
         choice = r.default if late else bots[r.player].choose(state, r.player, r.kind)
         state = game.apply(state, r.player, choice, rng)
     assert game.result(state) is not None, f"no end; kinds seen {sorted(kinds)}"
+
+
+@pytest.mark.parametrize("text, canonical", [("vote 2", "vote 2"), ("VOTE 02", "vote 2"), ("vote 3,1", "vote 1,3"),
+                                             ("vote 1, 3", "vote 1,3"), ("attack", "attack")])
+def test_normalize_without_a_state(text, canonical):
+    """What `pbem seal --context` commits offline: El Dorado's two-card vote included."""
+    assert game.normalize("vote" if text.lower().startswith("vote") else "action", text) == canonical
+
+
+@pytest.mark.parametrize("text", ["vote", "vote 1,1", "vote 1 2 3", "vote x", "peek 1,2"])
+def test_normalize_refuses_what_is_no_vote(text):
+    with pytest.raises(InvalidChoice, match="vote N"):
+        game.normalize("vote", text)

@@ -40,12 +40,16 @@ def pending(state: State) -> list[Request]:
 
 def normalize(kind: str, text: str) -> str:
     """The canonical form of a choice's text without a state (for sealing offline): a vote
-    is ``vote N``; other choices keep their words, single-spaced."""
+    is ``vote N``, or ``vote A,B`` (El Dorado's two cards, A < B); other choices keep their
+    words, single-spaced."""
     w = words(text)
     if kind != "vote":
         return " ".join(w)
     if len(w) == 2 and w[0].casefold() == "vote" and w[1].isdigit():
         return f"vote {int(w[1])}"
+    if len(w) == 3 and w[0].casefold() == "vote" and w[1].isdigit() and w[2].isdigit() and int(w[1]) != int(w[2]):
+        a, b = sorted((int(w[1]), int(w[2])))
+        return f"vote {a},{b}"
     raise InvalidChoice(f"not understood: {quote(text.strip())}; {legal.SYNTAX['vote']}")
 
 
