@@ -27,12 +27,15 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 GAMES = Path("examples") / "games"  # relative to ROOT: golden files quote the path
 
-# name: (players in seat order, variant)
+# name: (players in seat order, variant[, game type: tortuga unless named])
 EXAMPLES = {
     "two-players": (["ani", "alex"], "standard"),
     "three-players": (["ani", "alex", "frank"], "standard"),
     "four-players": (["ani", "alex", "frank", "lothar"], "standard"),
     "four-players-long": (["Anne Bonny", "Mary_Read", "Calico Jack", "Blackbeard"], "long"),
+    "tortuga1667-five-players": (["ani", "alex", "frank", "lothar", "mary"], "standard", "tortuga1667"),
+    "tortuga1667-nine-players": (["Anne_Bonny", "Mary_Read", "Calico_Jack", "Blackbeard", "Kidd", "Morgan",
+                                  "Grace", "Ching_Shih", "Roberts"], "advanced", "tortuga1667"),
 }
 GOLDEN = {"text": "summary.txt", "markdown": "summary.md"}
 PBEM = [sys.executable, "-c", "from pbem.cli.app import main; main()"]
@@ -50,12 +53,12 @@ def play(name: str) -> None:
     sys.path.insert(0, str(ROOT))
     from pbem.render.demo import new_bot_game, play_bots
     from pbem.store import Store
-    players, variant = EXAMPLES[name]
+    players, variant, *game_type = EXAMPLES[name]
     with tempfile.TemporaryDirectory(prefix="pbem-examples-") as folder:
         db = Path(folder) / "examples.db"
         store = Store(db)
         try:
-            new_bot_game(store, name, players, variant)
+            new_bot_game(store, name, players, variant, game_type=(game_type or ["tortuga"])[0])
             play_bots(store, name, f"examples/{name}")
         finally:
             store.close()

@@ -19,7 +19,8 @@ from typer.testing import CliRunner
 
 from pbem.cli.app import app
 
-EXAMPLES = ("two-players", "three-players", "four-players", "four-players-long")
+EXAMPLES = ("two-players", "three-players", "four-players", "four-players-long",
+            "tortuga1667-five-players", "tortuga1667-nine-players")
 GOLDEN = {"text": "summary.txt", "markdown": "summary.md"}
 REGENERATE = "python examples/make_examples.py --golden-only"
 
@@ -66,10 +67,24 @@ def test_example_renders_in_every_format(games, name):
         assert len(models["rounds"]) == record.rounds[-1].number and models["result"]["winners"]
 
 
-def test_examples_cover_two_three_and_four_players_and_the_long_variant(games):
+def test_examples_cover_every_player_count_end_and_variant(games):
     seen = {}
     for name in EXAMPLES:
         record = games.example(name)
-        seen[name] = (len(record.players), record.meta["options"].get("variant"))
-    assert seen == {"two-players": (2, "standard"), "three-players": (3, "standard"),
-                    "four-players": (4, "standard"), "four-players-long": (4, "long")}
+        seen[name] = (record.meta["game_type"], len(record.players), record.meta["options"].get("variant"))
+    assert seen == {"two-players": ("tortuga", 2, "standard"), "three-players": ("tortuga", 3, "standard"),
+                    "four-players": ("tortuga", 4, "standard"), "four-players-long": ("tortuga", 4, "long"),
+                    "tortuga1667-five-players": ("tortuga1667", 5, "standard"),
+                    "tortuga1667-nine-players": ("tortuga1667", 9, "advanced")}
+
+
+@pytest.mark.parametrize("name", [n for n in EXAMPLES if n.startswith("tortuga1667")])
+def test_1667_examples_hold_anonymous_votes_disclosed_at_the_end(games, name):
+    """Every vote was an anonymous step: its reveals are held (no public reveal), its batch
+    digest is public, and the disclosure before the seed names every one of them."""
+    events = [json.loads(line) for line in (games.ROOT / "examples" / "games" / f"{name}.jsonl").read_text().splitlines()]
+    kinds = [e["kind"] for e in events]
+    assert "reveal" not in kinds and kinds.count("sealed_batch") >= 3 and kinds[-2:] == ["disclosed", "seed_revealed"]
+    batches = {(e["data"]["round"], e["data"]["step"]) for e in events if e["kind"] == "sealed_batch"}
+    disclosed = {(s["round"], s["step"]) for s in events[-2]["data"]["steps"]}
+    assert batches == disclosed
