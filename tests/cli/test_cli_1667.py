@@ -66,3 +66,16 @@ def test_a_game_of_1667_by_command_line(cli, pbem_db):
     text = cli.ok("audit", "--file", pbem_db.parent / "g.jsonl").stdout
     assert "audit OK" in text and "each checked against its commitment" in text
     assert "audit OK" in cli.ok("audit", "g").stdout
+
+
+def test_the_advanced_set_up_says_pawns_are_being_placed(cli):
+    """While pawns are placed nobody has a turn yet: the messages say so, not "ani's turn"."""
+    cli.ok("new", "g", "--game", "tortuga1667", "--players", PLAYERS, "--variant", "advanced")
+    cli.ok("start", "g")
+    waiting = cli.json("status", "g")["waiting"]
+    assert [w["kind"] for w in waiting] == ["place"]
+    for fmt in ("text", "markdown"):
+        shown = cli.ok("show", "g", "--format", fmt).stdout
+        assert "pawns are being placed" in shown and "'s turn" not in shown.split("pawns are being placed")[1][:40]
+    private = cli.ok("private", "g", "ani").stdout
+    assert "set-up: pawns are being placed" in private and "ani's turn" not in private
