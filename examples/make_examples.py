@@ -62,7 +62,7 @@ def play(name: str) -> None:
             play_bots(store, name, f"examples/{name}")
         finally:
             store.close()
-        pbem("--db", str(db), "export", name, "-o", str(ROOT / GAMES / f"{name}.jsonl"))
+        pbem("--db", str(db), "export", name, "-o", str(ROOT / GAMES / f"{name}.jsonl"), "--force")
     print(f"played {name}: {GAMES / name}.jsonl")
 
 

@@ -86,7 +86,7 @@ def build(case: dict) -> tuple[State, ScriptedSource]:
         return card
 
     hands = st.get("hands", {})
-    s.hands = {p: sorted(take(f) for f in hands[p]) if p in hands else [] for p in players}
+    s.hands = {p: [take(f) for f in hands[p]] if p in hands else [] for p in players}  # in the order written
     for p in players:
         if p not in hands:
             s.hands[p] = sorted(free.pop(0) for _ in range(3))

@@ -145,7 +145,7 @@ def _shoot(s, player, w, entry, rng):
 def _marque(s, player, w, entry, rng):
     if w[1] == "draw":
         card = s.vote_deck.pop(0)
-        s.hands[player] = sorted(s.hands[player] + [card])
+        s.hands[player] = s.hands[player] + [card]
         s.queue.insert(0, {"kind": "top", "player": player, "drawn": card})
         s.effects.append({"type": "marque-draw", "player": player,
                           "private": {player: {"drew": vote_face(card)}}})

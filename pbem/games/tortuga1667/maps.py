@@ -30,7 +30,7 @@ def give(s: State, giver: str, owner: str, card: int) -> None:
     s.effects.append({"type": "map-given", "player": giver, "owner": owner, "map": name})
     if name == "eldorado" and s.vote_deck:
         drawn = s.vote_deck.pop(0)
-        s.hands[owner] = sorted(s.hands[owner] + [drawn])
+        s.hands[owner] = s.hands[owner] + [drawn]
         s.effects.append({"type": "eldorado-draw", "player": owner,
                           "private": {owner: {"drew": vote_face(drawn)}}})
 

@@ -98,7 +98,9 @@ def setup(players, options: dict | None, rng) -> State:
     for k in range(HAND_SIZE):
         for p in players:
             s.hands.setdefault(p, []).append(draw(votes, rng, f"setup/hand/{p}/{k}"))
-    s.hands = {p: sorted(h) for p, h in s.hands.items()}
+    # RULING hand-order: a hand keeps its cards in the order they were drawn (new cards last), never
+    # sorted: card numbers run cannon, water, torch, so a sorted hand's `top 1`, `discard 1` or a
+    # late voter's default (all public) would tell the card's face
     s.vote_deck = deal_order(votes, rng, "setup/vote-deck")
 
     s.events = event_box(rng)

@@ -2,7 +2,9 @@
 
 Each voter seals one card from their hand; one card from the top of the vote deck joins
 them; the cards are shuffled (a labelled draw) and shown without their players. Afterwards
-the shown cards go under the vote deck in that order and every voter draws one card.
+the shown cards are shuffled again, face down (another labelled draw), and go under the vote
+deck, and every voter draws one card: were they put back in the shown order, anyone could
+tell which card each voter draws once the deck comes round to them.
 """
 
 from __future__ import annotations
@@ -99,11 +101,11 @@ def resolve(s: State, rng) -> None:
     pool = played + ([s.vote_deck.pop(0)] if s.vote_deck else [])
     shown = deal_order(pool, rng, f"vote{s.vote_no}/shuffle")
     outcome = tally(vote["kind"], shown)
-    s.vote_deck.extend(shown)
+    s.vote_deck.extend(deal_order(shown, rng, f"vote{s.vote_no}/under"))
     private = {}
     for p in vote["voters"]:
         new = s.vote_deck.pop(0)
-        s.hands[p] = sorted(s.hands[p] + [new])
+        s.hands[p] = s.hands[p] + [new]  # in the order drawn: see setup.deal_hands
         private[p] = {"played": " + ".join(vote_face(c) for c in vote["cards"][p]), "drew": vote_face(new)}
     s.last_vote = {"kind": vote["kind"], "caller": vote["caller"], "ship": vote["ship"],
                    "voters": vote["voters"], "cards": [vote_face(c) for c in shown], "outcome": outcome}
