@@ -33,3 +33,23 @@ def test_protocol_md_says_which_card_vote_top_and_discard_n_name():
     assert re.search(r"hand[^.|]{0,120}(sorted|in (the )?order of (their )?card number|by card number, lowest)",
                      section.replace("\n", " ").replace("the vote cards left, by card number", "")), (
         "§4 does not say in which order a hand is numbered for `vote N`/`top N`/`discard N`")
+
+
+def test_the_cards_of_a_vote_go_under_the_vote_deck_in_an_order_nobody_has_seen():
+    """The seed has the played cards shuffled again, face down, before they go under the
+    vote deck. Here they go under in the order the public summary just showed them, so once
+    the deck's first 25 secret cards are used up (a handful of votes), everyone can tell
+    which card each voter draws, in rank order, from the public summaries alone."""
+    from pbem.games.tortuga1667.votes import resolve
+    same = 0
+    for k in range(20):
+        s = setup(PLAYERS, {}, RandomSource.for_testing(f"deal {k}"))
+        voters = s.ships["dutchman"][:]
+        s.vote_no += 1
+        s.vote = {"kind": "attack", "caller": voters[0], "ship": "dutchman", "voters": voters,
+                  "cards": {p: [s.hands[p][0]] for p in voters}}
+        resolve(s, RandomSource.for_testing(f"vote {k}"))
+        shown = len(s.last_vote["cards"])
+        from pbem.games.tortuga1667.model import vote_face
+        same += [vote_face(c) for c in s.vote_deck[-shown:]] == s.last_vote["cards"]
+    assert same < 5, f"in {same} of 20 votes the deck's bottom is exactly the public shown order"
