@@ -27,7 +27,8 @@ def test_protocol_md_says_which_card_vote_top_and_discard_n_name():
     """An independent verifier replays the disclosed `vote N` (and public `top N`,
     `discard N`) only if it knows the order of a hand: the code keeps it sorted by card
     number (engine.py, votes.py, maps.py), protocol.md §4 says only how the hands are
-    dealt."""
+    dealt. Following §4 alone, the tortuga1667-setup vector's ani gets [23, 2, 30], while
+    the vector says [2, 23, 30]."""
     text = DOC.read_text(encoding="utf-8")
     section = text[text.index("### Tortuga 1667's draws"):text.index("## 5.")]
     assert re.search(r"hand[^.|]{0,120}(sorted|in (the )?order of (their )?card number|by card number, lowest)",
