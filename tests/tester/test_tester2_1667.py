@@ -1,0 +1,140 @@
+"""Problems found by tester2 playing Tortuga 1667 as a new moderator and player.
+
+Each test drives the real ``pbem`` command (the one installed next to this Python) with a
+throwaway database, the way the README tells a user to.
+"""
+
+from __future__ import annotations
+
+import email
+import json
+import os
+import re
+import subprocess
+import sys
+from email import policy
+from pathlib import Path
+
+import pytest
+
+PBEM = str(Path(sys.executable).with_name("pbem"))
+DATA = Path(__file__).with_name("data")
+
+
+@pytest.fixture
+def pbem(tmp_path):
+    env = dict(os.environ, PBEM_DB=str(tmp_path / "t.db"))
+
+    def run(*args: str, ok: bool = True) -> subprocess.CompletedProcess:
+        r = subprocess.run([PBEM, *args], capture_output=True, text=True, env=env)
+        assert "Traceback" not in r.stderr, r.stderr
+        if ok:
+            assert r.returncode == 0, (args, r.stdout, r.stderr)
+        return r
+
+    return run
+
+
+def waiting(pbem, game: str) -> dict:
+    return json.loads(pbem("status", game, "--json").stdout)["waiting"][0]
+
+
+def test_atlantis_boarding_before_a_vote_renders_voters_in_words(pbem):
+    """bob owns Atlantis and sails to the Jolly Roger when ani calls an attack there
+    (RULING atlantis-vote). The public summary then shows a raw Python repr:
+    '- voters voters=['ani', 'dee', 'bob']' (in text, markdown, bbcode and html; also in
+    'pbem show' of the live game). Expected a sentence, e.g. 'voters now: ani, dee, bob'."""
+    out = pbem("replay", str(DATA / "atlantis_vote_1667.jsonl")).stdout
+    assert "bob boards the Jolly Roger (Atlantis)" in out
+    assert "voters=" not in out
+    assert "['" not in out
+
+
+def test_advanced_setup_does_not_name_a_turn_before_anyone_plays(pbem):
+    """During the advanced set-up nobody has a turn yet and the first player is not
+    known (RULING advanced-first: the Jolly Roger's captain). Yet show and every private
+    message say 'Turn of: a1' / 'Now: turn 1, a1's turn' (the first listed player), and
+    after the placing someone else plays first."""
+    pbem("new", "adv", "--game", "tortuga1667", "--variant", "advanced",
+         "--players", "a1,b2,c3,d4,e5", "--now")
+    during_show = pbem("show", "adv").stdout
+    during_private = pbem("private", "adv", "c3").stdout
+    # place so that a1 can never be the Jolly Roger's captain
+    first = waiting(pbem, "adv")["player"]
+    pbem("decide", "adv", first, "place dutchman 1" if first == "a1" else "place jolly 1")
+    while waiting(pbem, "adv")["kind"] == "place":
+        pbem("nmr", "adv", waiting(pbem, "adv")["player"], "--force")
+    after = pbem("show", "adv").stdout
+    starter = re.search(r"(\S+) plays first", after).group(1)
+    assert starter != "a1"
+    for text in (during_show, during_private):
+        assert "a1's turn" not in text, text[:400]
+        assert "Turn of: a1" not in text
+
+
+def _mail_game(pbem, tmp_path):
+    players = ",".join(f"{p}={p}@ex.org" for p in ("ani", "bob", "cy", "dee", "eve"))
+    pbem("new", "isle", "--game", "tortuga1667", "--players", players, "--deadline", "48h", "--now")
+    out = tmp_path / "out"
+    out.mkdir()
+    pbem("mail", "send", "--to-dir", str(out))
+    return out
+
+
+def _bodies(folder: Path) -> list[tuple[str, str, str]]:
+    found = []
+    for f in sorted(folder.glob("*.eml")):
+        m = email.message_from_bytes(f.read_bytes(), policy=policy.default)
+        found.append((str(m["To"]), str(m["Subject"]), m.get_body(("plain",)).get_content()))
+    return found
+
+
+def test_mail_footer_of_a_1667_game_gives_a_1667_example(pbem, tmp_path):
+    """Every mail of a Tortuga 1667 game ends with 'CHOICE  an open decision, e.g.
+    skull:raid', a Tortuga dice-game choice that a 1667 player cannot send (the judge
+    refuses it). Expected a 1667 example such as 'peek 2,4'."""
+    out = _mail_game(pbem, tmp_path)
+    for to, subject, body in _bodies(out):
+        assert "skull:raid" not in body, (to, subject)
+
+
+def test_mail_answer_to_an_anonymous_reveal_says_it_is_held(pbem, tmp_path):
+    """docs/email.md, 'Tortuga 1667 by mail': 'the reveal goes to the judge alone, the
+    answer and the player's private message say it is held'. The command line says 'the
+    judge holds it until the game ends (anonymous step)', but the mail answer says only
+    'reveal accepted' (and to 'seal vote N': 'reveals it once every commitment is in')."""
+    out = _mail_game(pbem, tmp_path)
+    passwords = {}
+    for to, _, body in _bodies(out):
+        passwords[to.split("@")[0]] = re.search(r"password ([a-z0-9-]+)'", body).group(1)
+    # set-up by the moderator: both captains stow, the Jolly Roger's captain attacks
+    while waiting(pbem, "isle")["kind"] == "stow":
+        pbem("decide", "isle", waiting(pbem, "isle")["player"], "stow british")
+    captain = waiting(pbem, "isle")["player"]
+    pbem("decide", "isle", captain, "attack")
+    status = json.loads(pbem("status", "isle", "--json").stdout)
+    voters = [w["player"] for w in status["waiting"]]
+    assert captain in voters and len(voters) >= 2
+    last = voters[-1]
+    for v in voters[:-1]:
+        pbem("commit", "isle", v, "--choice", "vote 1")
+    token = json.loads(pbem("private", "isle", last, "--json").stdout)["context"]
+    sealed = pbem("seal", "--context", token, "vote 1").stdout
+    commitment = re.search(r"commitment \(send now\): (\w+)", sealed).group(1)
+    salt = re.search(r"salt .*: (\w+)", sealed).group(1)
+    msgs = tmp_path / "in"
+    msgs.mkdir()
+    for n, lines in enumerate((f"commit {commitment}", f"reveal vote 1 {salt}")):
+        (msgs / f"{n}.eml").write_text(
+            f"From: {last}@ex.org\nTo: judge@ex.org\nSubject: Re: [isle] private message\n"
+            f"Message-ID: <m{n}@ex.org>\nContent-Type: text/plain\n\n"
+            f"password {passwords[last]}\n{lines}\n")
+        pbem("mail", "ingest", "--file", str(msgs / f"{n}.eml"))
+    out2 = tmp_path / "out2"
+    out2.mkdir()
+    pbem("mail", "send", "--to-dir", str(out2))
+    answers = [b for to, s, b in _bodies(out2) if to.startswith(last) and "answer" in b[:60]]
+    reveal_answer = [a for a in answers if "> reveal vote 1" in a]
+    assert reveal_answer, answers
+    line = reveal_answer[0].split("> reveal vote 1", 1)[1].splitlines()[1]
+    assert "held" in line or "holds" in line, line
