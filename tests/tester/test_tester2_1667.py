@@ -138,3 +138,55 @@ def test_mail_answer_to_an_anonymous_reveal_says_it_is_held(pbem, tmp_path):
     assert reveal_answer, answers
     line = reveal_answer[0].split("> reveal vote 1", 1)[1].splitlines()[1]
     assert "held" in line or "holds" in line, line
+
+
+def _to_a_vote(pbem, game: str) -> list[str]:
+    """A fresh 5-player game by the command line, up to an attack vote; returns the voters."""
+    pbem("new", game, "--game", "tortuga1667", "--players", "ani,bob,cy,dee,eve", "--now")
+    while waiting(pbem, game)["kind"] == "stow":
+        pbem("decide", game, waiting(pbem, game)["player"], "stow british")
+    pbem("decide", game, waiting(pbem, game)["player"], "attack")
+    return [w["player"] for w in json.loads(pbem("status", game, "--json").stdout)["waiting"]]
+
+
+def test_vote_reveal_that_does_not_match_says_what_would_be_right(pbem):
+    """README: a reveal that does not match prints one line saying what was wrong and what
+    would be right. In Tortuga: 'this reveal does not match a's commitment for step 1.1
+    (wrong choice or salt, or made for another step)'. In a 1667 vote: 'the held reveal of
+    ani for step 2.1 does not match their commitment' -- no hint, and 'held' although
+    nothing was held (it was refused)."""
+    voters = _to_a_vote(pbem, "v")
+    sealed = {}
+    for v in voters:
+        token = json.loads(pbem("private", "v", v, "--json").stdout)["context"]
+        text = pbem("seal", "--context", token, "vote 1").stdout
+        sealed[v] = re.search(r"salt .*: (\w+)", text).group(1)
+        pbem("commit", "v", v, re.search(r"commitment \(send now\): (\w+)", text).group(1))
+    v = voters[0]
+    r = pbem("reveal", "v", v, "vote 2", sealed[v], ok=False)
+    assert r.returncode == 1
+    assert "wrong choice or salt" in r.stderr, r.stderr
+    assert "held" not in r.stderr, r.stderr
+
+
+def test_player_name_starting_with_a_dash_is_refused_or_usable(pbem):
+    """'pbem new --players -x,...' accepts the name (even '--help'), but then
+    'pbem private g -x' fails with 'No such option: -x' (status 2) and
+    'pbem private g --help' prints the help: the moderator must know to write '--'.
+    Expected: such names refused at 'pbem new' like 'to' or 'british' are."""
+    r = pbem("new", "d", "--game", "tortuga1667", "--players", "-x,bob,cy,dee,eve", ok=False)
+    if r.returncode == 0:
+        pbem("start", "d")
+        r2 = pbem("private", "d", "-x", ok=False)
+        assert r2.returncode == 0, r2.stderr
+
+
+def test_seal_of_an_anonymous_vote_says_to_send_the_reveal_privately(pbem):
+    """For an anonymous vote the reveal must reach the judge alone (README: 'the reveal
+    goes to the judge alone'), but 'pbem seal' prints the same advice as for Tortuga:
+    'KEEP this one until every commitment is in, then send it' -- a player used to
+    pasting blocks on the forum thread posts 'vote N' and its salt for all to read."""
+    voters = _to_a_vote(pbem, "s")
+    token = json.loads(pbem("private", "s", voters[0], "--json").stdout)["context"]
+    text = pbem("seal", "--context", token, "vote 1").stdout
+    assert re.search(r"privately|judge alone|moderator only|not .*forum", text), text
