@@ -190,3 +190,26 @@ def test_seal_of_an_anonymous_vote_says_to_send_the_reveal_privately(pbem):
     token = json.loads(pbem("private", "s", voters[0], "--json").stdout)["context"]
     text = pbem("seal", "--context", token, "vote 1").stdout
     assert re.search(r"privately|judge alone|moderator only|not .*forum", text), text
+
+
+def test_new_help_names_the_1667_variant(pbem):
+    """'pbem new --help' says '--variant: standard, or long (8 chests in Tortuga end it)';
+    Tortuga 1667's only other value, 'advanced' (README, docs/rules-1667.md), is not named,
+    and 'long' is refused for 1667."""
+    assert "advanced" in pbem("new", "--help").stdout
+
+
+def test_mail_help_in_a_1667_game_gives_1667_examples(pbem, tmp_path):
+    """A 1667 player who mails 'help' is told 'seal CHOICE ... e.g. seal B,C' and
+    'CHOICE  an open decision, e.g. skull:raid': both are Tortuga dice-game choices."""
+    out = _mail_game(pbem, tmp_path)
+    password = re.search(r"password ([a-z0-9-]+)'", _bodies(out)[0][2]).group(1)
+    msg = tmp_path / "help.eml"
+    msg.write_text("From: ani@ex.org\nTo: judge@ex.org\nSubject: Re: [isle] x\n"
+                   f"Message-ID: <h1@ex.org>\nContent-Type: text/plain\n\npassword {password}\nhelp\n")
+    pbem("mail", "ingest", "--file", str(msg))
+    out2 = tmp_path / "out2"
+    out2.mkdir()
+    pbem("mail", "send", "--to-dir", str(out2))
+    answer = [b for to, s, b in _bodies(out2) if "> help" in b][0]
+    assert "skull:raid" not in answer and "seal B,C" not in answer, answer
