@@ -30,7 +30,8 @@ def new(
     players: Annotated[str, typer.Option("--players", help="Comma-separated names in seat order, e.g. ani,alex,frank; "
                                          "NAME=EMAIL gives the judge a player's address (see 'pbem mail').", show_default=False)],
     game_type: Annotated[str, typer.Option("--game", help="Which game.")] = "tortuga",
-    variant: Annotated[str, typer.Option("--variant", help="standard, or long (8 chests in Tortuga end it).")] = "standard",
+    variant: Annotated[str, typer.Option("--variant", help="tortuga: standard, or long (8 chests end it); "
+                                         "tortuga1667: standard, or advanced (pawns placed by their players).")] = "standard",
     start_player: Annotated[Optional[str], typer.Option("--start", help="The start player (default: the first listed).")] = None,
     require_signatures: Annotated[bool, typer.Option("--require-signatures", help="Accept only Ed25519-signed submissions.")] = False,
     deadline: Annotated[Optional[str], typer.Option("--deadline", help="Time a player has per request before NMR, e.g. 48h, 3d.")] = None,
@@ -56,6 +57,9 @@ def new(
     for item in players.split(","):
         name, _, address = item.partition("=")
         name = unicodedata.normalize("NFC", name.strip())  # one spelling per letter
+        if name.startswith("-"):  # it could never be typed as an argument: pbem private g -x reads an option
+            fail(f"player name {quote(name)} starts with '-', which the command line would read as an option; "
+                 f"start it with a letter or digit, e.g. {quote(name.lstrip('-') or 'ani')}")
         names.append(name)
         if address.strip():
             addresses[name] = address.strip()

@@ -60,8 +60,13 @@ def seal(
             f"commitment (send now): {sealed['commitment']}\n"
             f"salt (keep secret until every commitment is in): {sealed['salt']}\n"
             f"later reveal with: pbem reveal {sealed['game']} {safe(sealed['player'])} {sealed['choice']} {sealed['salt']}\n\n"
-            f"or send this block now{' (signed)' if secret else ''}:\n{blocks['commit']}\n"
-            f"and KEEP this one until every commitment is in, then send it:\n{blocks['reveal']}")
+            f"or send this block now{' (signed)' if secret else ''}:\n{blocks['commit']}\n")
+    if sealed.get("anonymous"):  # who played what stays secret until the end: never post the reveal
+        text += (f"and KEEP this one until every commitment is in, then send it to the judge PRIVATELY (by mail or "
+                 f"to the moderator, never to a forum thread: this is an anonymous vote, and the judge alone "
+                 f"sees it until the game ends):\n{blocks['reveal']}")
+    else:
+        text += f"and KEEP this one until every commitment is in, then send it:\n{blocks['reveal']}"
     emit(out, as_json, text)
 
 

@@ -28,16 +28,23 @@ GAME_TAG = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9_.-]{0,63})\]")
 HELP = """The judge reads the lines of your message above the signature ('-- '); lines quoted
 with '>' are never read. One command a line:
   password WORD          your mail password (from your first private message)
-  seal CHOICE            the judge seals your choice on receipt, e.g. seal B,C
+  seal CHOICE            the judge seals your choice on receipt, e.g. seal {sealed}
   commit HASH            a commitment made with: pbem seal --context TOKEN CHOICE
   reveal CHOICE SALT     its reveal, once every commitment is in
-  CHOICE                 an open decision, e.g. skull:raid
+  CHOICE                 an open decision, e.g. {open}
   client-seed TEXT       your client seed, before the game starts
   status                 who owes what
   private                your private message again
   help                   this text
 Signed blocks (-----BEGIN PBEM SUBMISSION-----) may be pasted anywhere in the message.
 Put the game in the subject as [GAME] or in a line 'game GAME'."""
+
+
+def help_text(rules=None) -> str:
+    """The help answer, with examples in the syntax of the game asked about (Tortuga's
+    when the message names no game)."""
+    examples = getattr(rules, "EXAMPLES", None) or {"sealed": "B,C", "open": "skull:raid"}
+    return HELP.format(**examples)
 
 
 @dataclass
@@ -290,7 +297,7 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
     game, player = row.game, row.player
     try:
         if command.verb == "help":
-            return True, HELP, None
+            return True, help_text(session.rules), None
         if command.verb == "status":
             return True, _status_text(store, game, session, row.tz), None
         if command.verb == "private":
@@ -299,15 +306,19 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
         before = store.head(game)
         step = session.sealed
         replacing = (command.verb in ("commit", "seal") and step is not None and player in step.commits)
+        anonymous = step is not None and getattr(step, "anonymous", False)
         if command.verb == "commit":
             after = commands.commit(store, game, player, command.args[0], at=now)
             done = "commitment recorded"
         elif command.verb == "reveal":
             after = commands.reveal(store, game, player, command.args[0], command.args[1], at=now)
-            done = "reveal accepted"
+            done = ("reveal accepted and held by the judge alone: nobody sees who played what until the game ends"
+                    if anonymous else "reveal accepted")
         elif command.verb == "seal":
             after = commands.commit_for_player(store, game, player, command.args[0], at=now)
-            done = "sealed on receipt (the judge keeps the salt and reveals it once every commitment is in)"
+            done = ("sealed on receipt (the judge keeps the salt; once every commitment is in it checks your choice "
+                    "and holds it, unseen by the others, until the game ends)" if anonymous else
+                    "sealed on receipt (the judge keeps the salt and reveals it once every commitment is in)")
         elif command.verb == "client-seed":
             after = commands.add_client_seed(store, game, player, command.args[0], at=now)
             done = "client seed recorded"

@@ -194,6 +194,11 @@ def _not_started(session) -> str:
             f"before it does: reply with the line 'client-seed YOUR WORDS'.\n")
 
 
+def _example(session, kind: str) -> str:
+    """A choice in the game's own syntax for help texts ("sealed" or "open")."""
+    return (getattr(session.rules, "EXAMPLES", None) or {"sealed": "B,C", "open": "skull:raid"})[kind]
+
+
 def _how_to_reply(session, player: str) -> str:
     signed = bool(session.meta.get("require_signatures"))
     lines = ["", "-" * 60, f"To answer by mail, reply to this message (keep {subject_tag(session.game_id)} "
@@ -204,7 +209,7 @@ def _how_to_reply(session, player: str) -> str:
         lines += ["  password YOUR-MAIL-PASSWORD     (in every message that changes something)",
                   "  seal CHOICE                     the judge seals your choice on receipt",
                   "  commit HASH  /  reveal CHOICE SALT   if you seal on your own machine",
-                  "  CHOICE                          an open decision, e.g. skull:raid"]
+                  f"  CHOICE                          an open decision, e.g. {_example(session, 'open')}"]
     lines += ["  status  |  private  |  help", "Lines quoted with '>' and everything below '-- ' are not read."]
     return "\n".join(lines) + "\n"
 

@@ -150,8 +150,9 @@ class AnonymousSteps:
         except (KeyError, ValueError, TypeError):
             matches = False
         if not matches:
-            raise _mismatch(seq, f"the held reveal of {player} for step {step.round}.{step.step} does not "
-                                 f"match their commitment")
+            what = "held reveal" if seq is not None else "reveal"
+            raise _mismatch(seq, f"this {what} does not match {player}'s commitment for step "
+                                 f"{step.round}.{step.step} (wrong choice or salt, or made for another step)")
         try:
             self._check_signature("reveal", {**record, "player": player, "round": step.round,
                                              "step": step.step, "by": by}, by)

@@ -507,7 +507,8 @@ def seal(session: Session, player: str, choice: str) -> dict:
         raise Refused(str(exc)) from None
     salt = new_salt()
     return {"game": session.game_id, "player": player, "round": r, "step": s, "choice": canonical,
-            "salt": salt, "commitment": make_commitment(session.game_id, r, s, player, canonical, salt)}
+            "salt": salt, "anonymous": bool(session.sealed.anonymous),
+            "commitment": make_commitment(session.game_id, r, s, player, canonical, salt)}
 
 
 def context_token(session: Session, player: str) -> str | None:
@@ -526,6 +527,7 @@ def context_token(session: Session, player: str) -> str | None:
         "round": chosen[0].round, "step": chosen[0].step, "kind": chosen[0].kind,
         "kinds": [r.kind for r in chosen], "sealed": bool(sealed), "options": options,
         "signatures": bool(session.meta.get("require_signatures")),
+        **({"anonymous": True} if sealed and getattr(sealed[0], "anonymous", False) else {}),
     })
 
 
@@ -572,7 +574,7 @@ def seal_offline(token: str, choice: str) -> dict:
         raise Refused(f"illegal: {canonical} is not allowed now; legal: {', '.join(options)}")
     salt = new_salt()
     return {"game": ctx["game"], "player": ctx["player"], "round": ctx["round"], "step": ctx["step"],
-            "choice": canonical, "salt": salt,
+            "choice": canonical, "salt": salt, "anonymous": bool(ctx.get("anonymous")),
             "commitment": make_commitment(ctx["game"], ctx["round"], ctx["step"], ctx["player"], canonical, salt)}
 
 

@@ -10,6 +10,7 @@ from .scoring import result
 from .views import public_effects, view
 
 NAME = "tortuga"
+EXAMPLES = {"sealed": "B,C", "open": "skull:raid"}  # for help texts (the email judge's)
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
 OPTIONS = {"variant": ("standard", "long")}
 

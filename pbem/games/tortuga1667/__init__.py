@@ -16,6 +16,7 @@ from .setup import check_players, setup
 from .views import view
 
 NAME = "tortuga1667"
+EXAMPLES = {"sealed": "vote 2", "open": "peek 2,4"}  # for help texts (the email judge's)
 OPTIONS = {"variant": VARIANTS}
 
 __all__ = ["NAME", "MIN_PLAYERS", "MAX_PLAYERS", "setup", "pending", "check", "normalize", "apply", "default",
