@@ -174,4 +174,10 @@ def why_illegal(s: State, player: str, kind: str, choice: str) -> tuple[str, str
         return "no-way", f"place {w[2]} on that ship is taken"
     if w[0] == "move":
         return "no-way", "you cannot move there now"
+    if w[0] in ("give", "fever") and len(w) > 1 and w[1] == player:
+        return "not-allowed", "choose another player, not yourself"
+    if w[0] == "maroon" and len(w) > 1:
+        if w[1] == player:
+            return "not-allowed", "a captain maroons a member of their crew, never themself"
+        return "not-allowed", f"{w[1]} is not in your crew"
     return "not-allowed", "not allowed now"
