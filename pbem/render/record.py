@@ -94,6 +94,8 @@ def build(game_id: str, events, seed: bytes | None, held=None) -> GameRecord:
                           f"so its rolls cannot be replayed to summarise it")
         state = session.state
         if state is None or state is before:
+            if state is not None and rounds and kind == "default":  # held until its step's batch
+                rounds[-1].effects += _default_notes(kind, data)
             continue
         rules = session.rules
         marked = []
@@ -156,11 +158,11 @@ def _default_notes(kind: str, data: dict) -> list[dict]:
     """A public note where a default was applied instead of a player's own choice: a late
     player (NMR), or a reveal of a choice the rules do not allow. (By then every commitment of
     the step is in, so the applied choice is as public as a reveal.)"""
-    if kind == "default" and "choice" in data:  # (an anonymous step's default shows no choice)
+    if kind == "default":  # an anonymous step's default shows no choice: the note says it stays secret
         reason = {"no commitment (NMR)": "no commitment in time", "no reveal (NMR)": "no reveal in time",
                   "NMR": "no decision in time"}.get(data.get("reason"), data.get("reason") or "late")
-        return [{"type": "default", "player": data["player"], "kind": data.get("kind"),
-                 "choice": data["choice"], "reason": reason}]
+        note = {"type": "default", "player": data["player"], "kind": data.get("kind"), "reason": reason}
+        return [{**note, "choice": data["choice"]} if "choice" in data else note]
     if kind == "reveal" and data.get("illegal"):
         return [{"type": "default", "player": data["player"], "kind": "sealed choice",
                  "choice": data["applied"], "reason": f"revealed {data['choice']}, which is not allowed"}]

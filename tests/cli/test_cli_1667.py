@@ -79,3 +79,20 @@ def test_the_advanced_set_up_says_pawns_are_being_placed(cli):
         assert "pawns are being placed" in shown and "'s turn" not in shown.split("pawns are being placed")[1][:40]
     private = cli.ok("private", "g", "ani").stdout
     assert "set-up: pawns are being placed" in private and "ani's turn" not in private
+
+
+def test_a_late_voter_is_announced_without_their_card(cli):
+    """An anonymous vote's default is public (the player was late) but not its card."""
+    cli.ok("new", "g", "--game", "tortuga1667", "--players", PLAYERS)
+    cli.ok("start", "g")
+    while (waiting := cli.json("status", "g")["waiting"])[0]["kind"] == "stow":
+        cli.ok("decide", "g", waiting[0]["player"], "stow british")
+    cli.ok("decide", "g", waiting[0]["player"], "attack")
+    voters = [w["player"] for w in cli.json("status", "g")["waiting"]]
+    cli.ok("commit", "g", voters[0], "--choice", "vote 1")
+    for late in voters[1:]:
+        cli.ok("nmr", "g", late, "--force")
+    shown = cli.ok("show", "g").stdout
+    for late in voters[1:]:
+        assert f"{late}: no commitment in time; the documented default applies (which card stays secret)" in shown
+    assert "vote 1" not in shown
