@@ -49,29 +49,12 @@ def read_private(text: str) -> dict:
 
 
 class Reading:
-    """1667's reading of a private message; a long action list is answered by a reveal
-    most of the time (reveals bring the Armada, and the end), else by the default peek."""
+    """1667's reading of a private message, and a player who calls votes when they can and
+    reveals event cards often (reveals bring the Armada, and the end), else picks at random
+    among the listed options or takes the default peek."""
 
-    def turn(self, now: str):
-        private = self.latest_private()
-        if private is None or private["Message-ID"] in self.handled:
-            return None
-        self.handled.add(private["Message-ID"])
-        owed = read_private(by_mail.text_of(private))
-        lines = []
-        for request in owed["requests"]:
-            if request["sealed"] and request["commit"]:
-                lines += self.seal(self.pick(request), owed["token"])
-                self.did["seal"] += 1
-            elif request["sealed"] and request["reveal"]:
-                lines += self.reveal()
-                self.did["reveal"] += 1
-            elif not request["sealed"]:
-                lines.append(self.pick(request))
-                self.did["decision"] += 1
-        if not lines:
-            return None
-        return self.write(private, [f"password {self.password}", *lines], now)
+    def read(self, text: str) -> dict:
+        return read_private(text)
 
     def pick(self, request: dict) -> str:
         listed = request["options"] or ()

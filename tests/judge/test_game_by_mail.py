@@ -139,7 +139,7 @@ class Player:
         if private is None or private["Message-ID"] in self.handled:
             return None
         self.handled.add(private["Message-ID"])
-        owed = read_private(text_of(private))
+        owed = self.read(text_of(private))
         lines = []
         for request in owed["requests"]:
             if request["sealed"] and request["commit"]:
@@ -154,6 +154,10 @@ class Player:
         if not lines:
             return None
         return self.write(private, [f"password {self.password}", *lines], now)
+
+    def read(self, text: str) -> dict:
+        """What the player makes of a private message (another game may read it otherwise)."""
+        return read_private(text)
 
     def pick(self, request: dict) -> str:
         if request["options"]:
