@@ -236,7 +236,7 @@ def test_a_changed_held_choice_in_the_disclosure_fails_naming_it(played):
         other = "vote 1" if record["choice"] != "vote 1" else "vote 2"
         record.update(choice=other, applied=other)
     report = forged(driver, change)
-    assert not report["ok"] and report["bad_seq"] == seq and "does not match their commitment" in report["problem"]
+    assert not report["ok"] and report["bad_seq"] == seq and "does not match ani's commitment" in report["problem"]
 
 
 def test_a_wrong_batch_digest_fails_naming_the_batch(played):
