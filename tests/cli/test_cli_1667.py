@@ -96,3 +96,14 @@ def test_a_late_voter_is_announced_without_their_card(cli):
     for late in voters[1:]:
         assert f"{late}: no commitment in time; the documented default applies (which card stays secret)" in shown
     assert "vote 1" not in shown
+
+
+def test_a_player_name_starting_with_a_dash_is_refused(cli):
+    """`pbem private g -x` would read -x as an option: such a name is refused at `new`,
+    saying why and what would do, and no game is made."""
+    cli.ok("new", "g", "--game", "tortuga1667", "--players", PLAYERS)
+    cli.refused("g", "new", "h", "--game", "tortuga1667", "--players", "-x,bo,cy,dee,eve",
+                match="player name '-x' starts with '-', which the command line would read as an option; "
+                      "start it with a letter or digit, e.g. 'x'")
+    cli.refused("g", "new", "h", "--players", "ani,--help", match="starts with '-'")
+    assert "h" not in cli.ok("games").stdout.split()
