@@ -1,7 +1,8 @@
 """The email judge's pipeline for one incoming message:
 
-    read (bytes -> Incoming) -> seen? -> screen (loops, bounces, lists) -> rate limits
-    -> route (game, player) -> limits (size, lines) -> authenticate (password or signatures)
+    limits (bytes) -> read (bytes -> Incoming) -> seen? -> screen (loops, bounces, lists)
+    -> rate limits -> route (game, player) -> refuse what is past a limit (size, parts,
+    lines, ... see ``pbem.mail.limits``; command lines) -> authenticate (password or signatures)
     -> the protocol's own commands, one savepoint each -> answer (outbox) -> mark seen
 
 All of it is one transaction (or, for a batch from an mbox or Maildir, one savepoint in the
@@ -19,9 +20,9 @@ from dataclasses import dataclass, field
 
 from ..store import judge as tables
 from . import judge
+from .limits import MAX_BYTES
 from .lines import MAX_COMMANDS, read_lines
 
-MAX_BYTES = 1 << 20
 NO_GAME = "-"  # the outbox's game for an answer to a message that names no game of the sender
 PASSWORD_STRIKES = 5  # wrong passwords from one address within an hour, before it is ignored
 GAME_TAG = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9_.-]{0,63})\]")
@@ -127,9 +128,12 @@ def _failed(store, raw: bytes, now: str, exc: Exception) -> Result:
 
 
 def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, screen) -> Result:
+    from . import limits
     digest = "sha256:" + hashlib.sha256(raw).hexdigest()
+    exceeded = limits.check(raw)
     try:
-        msg = read_message(raw if len(raw) <= MAX_BYTES else raw[:65536])
+        # past a limit, the parser sees only the few header lines needed to screen and answer
+        msg = read_message(limits.skeleton(raw) if exceeded else raw)
     except MailError as exc:
         result = Result(digest, f"not answered: unreadable ({exc})")
         if not tables.seen(store, [digest]):
@@ -141,7 +145,7 @@ def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, 
         result.outcome = "duplicate"
         return result
     try:
-        _pipeline(store, msg, raw, now, judge_addresses, screen, result)
+        _pipeline(store, msg, exceeded or msg.over_limit, now, judge_addresses, screen, result)
     except _Stop as stop:
         result.outcome = stop.outcome
         if stop.answer is not None:
@@ -154,7 +158,7 @@ def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, 
     return result
 
 
-def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result: Result) -> None:
+def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: Result) -> None:
     reason = screen(msg, tuple(a.lower() for a in judge_addresses))
     if reason:
         raise _Stop(f"not answered: {reason}")
@@ -164,20 +168,21 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
     if not registered:
         if tables.strikes_since(store, msg.sender, "unknown", _earlier(now, 86400)):
             raise _Stop("not answered: unknown sender (already answered today)")
+        if not _deliverable(msg.sender):  # ani@example.org. and the like: no answer can reach it
+            raise _Stop(f"not answered: unknown sender at an address that cannot be answered ({msg.sender[:80]})")
         tables.strike(store, msg.sender, "unknown", now)
         raise _Stop("unknown sender", f"The address {msg.sender} is not registered with this judge for any game, "
                                       f"so nothing was done. Ask your moderator to register it "
                                       f"(pbem address GAME PLAYER EMAIL).")
     from .quoting import command_lines
-    reading = read_lines(command_lines(msg.text))
+    reading = read_lines(command_lines(msg.text), limit=MAX_COMMANDS)
     row = _route(store, msg, reading, registered)
     result.game, result.player = row.game, row.player
     result.address = row.address
-    if len(raw) > MAX_BYTES:
-        raise _Stop("refused: too large", f"Your message is {len(raw) // 1024} KiB; the judge reads messages "
-                                          f"of up to {MAX_BYTES // 1024} KiB. Send only your commands, without attachments.")
+    if exceeded is not None:
+        raise _Stop(exceeded.outcome, exceeded.answer())
     if len(reading.commands) > MAX_COMMANDS:
-        raise _Stop("refused: too many lines", f"Your message has {len(reading.commands)} command lines; the judge "
+        raise _Stop("refused: too many lines", f"Your message has more than {MAX_COMMANDS} command lines; the judge "
                                                f"takes at most {MAX_COMMANDS} in one message. Nothing was done.")
     from ..protocol.armour import ArmourError, extract_blocks
     try:
@@ -257,6 +262,11 @@ def _authenticate(store, msg, reading, row, now: str) -> None:
         raise _Stop("refused: wrong password", "Nothing was done: the password is not the one of this game. "
                                                "It is in your first private message; ask the moderator for a new "
                                                "one (pbem address ... --new-password) if it is lost.")
+
+
+def _deliverable(address: str) -> bool:
+    from ..store.outbox import ADDRESS_PATTERN
+    return len(address) <= 254 and ADDRESS_PATTERN.fullmatch(address) is not None
 
 
 def _reply_id(msg) -> str | None:

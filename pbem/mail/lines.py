@@ -39,11 +39,14 @@ class Reading:
     password: str | None = None
 
 
-def read_lines(lines: list[str]) -> Reading:
-    """Sort ``lines`` (the unquoted text of a message) into routing and commands."""
+def read_lines(lines: list[str], limit: int | None = None) -> Reading:
+    """Sort ``lines`` (the unquoted text of a message) into routing and commands; with a
+    ``limit``, stop once there are more commands than that (the message is refused then)."""
     reading = Reading(commands=[])
     in_block = False
     for raw in lines:
+        if limit is not None and len(reading.commands) > limit:
+            break
         line = raw.strip()
         if not line:
             continue
