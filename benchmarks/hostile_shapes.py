@@ -76,7 +76,7 @@ def rfc2231_continuations(budget: int, password: str) -> bytes:
 
 
 def mime_parts(budget: int, password: str) -> bytes:
-    part = b"--b\nContent-Type: text/plain\n\nx\n"
+    part = b"--b\n\n" + b"x" * 200 + b"\n"  # long lines: the limit of lines is not what stops it
     n = _fit(part, budget, 400)
     return (_head(password, extra=b"Content-Type: multipart/mixed; boundary=b\n") + b"\n--b\nContent-Type: text/plain\n\n"
             + body(password) + part * n + b"--b--\n")
@@ -95,6 +95,10 @@ def nested(budget: int, password: str, depth: int | None = None) -> bytes:
     out.append(b"--b%d\nContent-Type: text/plain\n\n" % (n + 1) + body(password))
     out += [b"--b%d--\n" % (i + 1) for i in range(n, -1, -1)]
     return b"".join(out)
+
+
+def nested_40(budget: int, password: str) -> bytes:
+    return nested(budget, password, depth=40)
 
 
 def nested_rfc822(budget: int, password: str) -> bytes:
@@ -151,7 +155,7 @@ def bad_charsets(budget: int, password: str) -> bytes:
     """Parts in charsets that do not exist, with bytes that fit no charset."""
     n = 90  # under the limit of MIME parts: each part is large instead
     part = (b"--b\nContent-Type: text/plain; charset=x-no-such-charset-\xff\n\n"
-            + b"> \xff\xfe\x80 caf\xe9\n" * max(1, (budget - 1000) // n // 12))
+            + (b"> \xff\xfe\x80 caf\xe9" * 10 + b"\n") * max(1, (budget - 1000) // n // 101))
     return (_head(password, extra=b"Content-Type: multipart/mixed; boundary=b\n") + b"\n--b\nContent-Type: text/plain\n\n"
             + body(password) + part * n + b"--b--\n")
 
@@ -227,7 +231,8 @@ SHAPES = {
     "RFC 2231 continuations": (rfc2231_continuations, "parameters"),
     "MIME parts": (mime_parts, "MIME parts"),
     "multipart nested deep": (nested, "MIME parts"),
-    "message/rfc822 nested deep": (nested_rfc822, "applied"),
+    "multipart nested 40 deep": (nested_40, "nesting depth"),
+    "message/rfc822 nested deep": (nested_rfc822, "MIME parts"),
     "short lines": (short_lines, "lines"),
     "short lines in base64": (base64_short_lines, "lines of text"),
     "one long line": (long_line, "applied"),

@@ -134,9 +134,11 @@ def recipients(store, game: str) -> list[tuple[str | None, str]]:
 
 
 def queue_private(store, session, player: str, at: str, notice: str = "", kind: str = "private",
-                  in_reply_to: str | None = None, subject: str | None = None) -> str | None:
+                  in_reply_to: str | None = None, subject: str | None = None,
+                  secret: str | None = None) -> str | None:
     """Queue ``player``'s private message (with ``notice`` above it, e.g. their password);
-    due times in UTC and in the player's own time zone, if they set one."""
+    due times in UTC and in the player's own time zone, if they set one. ``secret`` (the
+    password in the notice) is removed from the stored message once it is sent."""
     from ..render import summary
     from ..store import outbox
     row = tables.mail_player(store, session.game_id, player)
@@ -150,7 +152,8 @@ def queue_private(store, session, player: str, at: str, notice: str = "", kind: 
     where = "before the start" if session.state is None else _where(session)
     subject = subject or f"{subject_tag(session.game_id)} private message for {player}: {where}"
     return outbox.queue(store, game=session.game_id, kind=kind, recipient=row.address, subject=subject,
-                        text=text, html=html, in_reply_to=in_reply_to, at=at, domain=_domain(store))
+                        text=text, html=html, in_reply_to=in_reply_to, at=at, domain=_domain(store),
+                        redact=secret)
 
 
 def queue_summary(store, session, round_: int | None, at: str, final: bool = False) -> list[str]:
@@ -288,7 +291,7 @@ def register(store, game: str, player: str, address: str, at: str, new_password:
         tables.set_address(store, game, player, address, hash_password(password) if password else None, tz)
         if password or old is None or old.address != address:
             notice = _welcome(session, player, password)
-            queue_private(store, session, player, at, notice=notice)
+            queue_private(store, session, player, at, notice=notice, secret=password)
     changed = old is not None and old.address != address
     return {"game": game, "player": player, "address": address, "password_sent": bool(password),
             "changed": changed, "private_queued": bool(password) or old is None or changed,

@@ -26,7 +26,7 @@ MAX_ENCODED_WORDS = 200  # RFC 2047 =?charset?x?...?= words in all headers toget
 MAX_PARAMETERS = 50  # ;-separated parameters in one Content-* header (RFC 2231 pieces count)
 MAX_ALL_PARAMETERS = 200  # the same in all Content-* headers together
 MAX_PARTS = 100  # MIME parts (a body, its alternatives, attachments, inline pictures)
-MAX_DEPTH = 30  # multiparts nested in one another (a forward of a forward: 5 or so)
+MAX_DEPTH = 30  # multiparts and attached messages nested in one another (real mail: 5 or so)
 MAX_LINES = 20_000  # lines (1 MiB of base64 is 13,800 lines)
 MAX_HTML_BYTES = 512 * 1024  # an HTML body the judge has to read (no plain-text alternative)
 MAX_HTML_TAGS = 10_000  # tags in such an HTML body
@@ -35,6 +35,7 @@ REFERENCES_KEPT = 100  # In-Reply-To and References: the last ids kept (to threa
 _FIELD_START = re.compile(rb"^[^ \t\r\n]", re.M)
 _MIME_HEADER = re.compile(rb"^content-[a-z0-9-]*[ \t]*:[^\n]*(?:\n[ \t][^\n]*)*", re.I | re.M)
 _MULTIPART = re.compile(rb"^[ \t]*multipart/", re.I)
+_MESSAGE = re.compile(rb"^[ \t]*message/", re.I)
 _BOUNDARY = re.compile(rb"""[;\s]boundary[ \t]*=[ \t]*(?:"([^"\r\n]{1,200})"|([^\s;"]{1,200}))""", re.I)
 _FOLD = re.compile(rb"\r?\n(?=[ \t])")
 
@@ -91,49 +92,59 @@ def check(raw: bytes) -> Exceeded | None:
     counts = [value.count(b";") for _, value in mime]
     if max(counts, default=0) > MAX_PARAMETERS:
         return Exceeded("parameters in one Content- header", max(counts), MAX_PARAMETERS)
+    structure = _structure(raw, mime)
+    if structure is not None:
+        return structure
     if sum(counts) > MAX_ALL_PARAMETERS:
         return Exceeded("parameters in all Content- headers", sum(counts), MAX_ALL_PARAMETERS)
-    return _structure(raw, mime)
+    return None
 
 
 def _structure(raw: bytes, mime: list[tuple[int, bytes]]) -> Exceeded | None:
-    """MIME parts and nesting depth, from the multipart declarations and the delimiter lines
-    of their boundaries (RFC 2046: a line starting ``--boundary``)."""
-    declared: list[tuple[int, bytes]] = []
+    """MIME parts and nesting depth, from the multipart declarations, the delimiter lines of
+    their boundaries (RFC 2046: a line starting ``--boundary``) and the attached messages
+    (message/rfc822 and the like, which the parser takes apart as messages of their own)."""
+    declared: list[tuple[int, object]] = []  # (where, boundary bytes, or ("message", where))
     for start, value in mime:
         name, _, rest = value.partition(b":")
-        if name.strip().lower() != b"content-type" or not _MULTIPART.match(rest):
+        if name.strip().lower() != b"content-type":
             continue
-        found = _BOUNDARY.search(b" " + _FOLD.sub(b"", rest))
-        if found:
-            declared.append((start, (found.group(1) or found.group(2)).rstrip()))
+        if _MESSAGE.match(rest):
+            declared.append((start, ("message", start)))
+        elif _MULTIPART.match(rest):
+            found = _BOUNDARY.search(b" " + _FOLD.sub(b"", rest))
+            if found:
+                declared.append((start, (found.group(1) or found.group(2)).rstrip()))
     if len(declared) + 1 > MAX_PARTS:
         return Exceeded("MIME parts", len(declared) + 1, MAX_PARTS)
+    names = sorted({b for _, b in declared if isinstance(b, bytes)}, key=len, reverse=True)
     if not declared:
         return None
-    names = sorted({b for _, b in declared}, key=len, reverse=True)
-    pattern = re.compile(rb"^--(" + b"|".join(re.escape(b) for b in names) + rb")(--)?", re.M)
-    events = [(start, 0, boundary, False) for start, boundary in declared]
-    parts = 1
-    for m in pattern.finditer(raw):
-        closing = m.group(2) is not None
-        parts += not closing
-        events.append((m.start(), 1, m.group(1), closing))
+    events = [(start, 0, token, False) for start, token in declared]
+    parts = 1 + sum(1 for _, token in declared if not isinstance(token, bytes))
+    if names:
+        pattern = re.compile(rb"^--(" + b"|".join(re.escape(b) for b in names) + rb")(--)?", re.M)
+        for m in pattern.finditer(raw):
+            closing = m.group(2) is not None
+            parts += not closing
+            events.append((m.start(), 1, m.group(1), closing))
     if parts > MAX_PARTS:
         return Exceeded("MIME parts", parts, MAX_PARTS)
-    events.sort()
-    depth = {None: 0}
+    events.sort(key=lambda event: event[0])
+    depth: dict = {None: 0}
     parent: dict = {}
-    context = None  # the boundary whose part we are in (None: the top of the message)
+    context = None  # the boundary (or attached message) whose part we are in; None: the top
     deepest = 0
-    for _, kind, boundary, closing in events:
+    for _, kind, token, closing in events:
         if kind == 0:  # a boundary declared again (hostile) nests deeper again, as in the parser
-            depth[boundary], parent[boundary] = depth[context] + 1, context
-            deepest = max(deepest, depth[boundary])
-        elif boundary in depth:
-            context = parent.get(boundary) if closing else boundary
+            depth[token], parent[token] = depth[context] + 1, context
+            deepest = max(deepest, depth[token])
+            if not isinstance(token, bytes):  # an attached message: what follows is inside it
+                context = token
+        elif token in depth:
+            context = parent.get(token) if closing else token
     if deepest > MAX_DEPTH:
-        return Exceeded("multipart nesting depth", deepest, MAX_DEPTH)
+        return Exceeded("nesting depth", deepest, MAX_DEPTH)
     return None
 
 

@@ -175,6 +175,12 @@ def m007_deadlines(db: Database) -> None:
     )
 
 
+def m008_outbox_redact(db: Database) -> None:
+    # What to cut out of a message's bodies once it is sent (a welcome's mail password), so
+    # the database keeps no password in clear longer than the message waits in the outbox.
+    db.execute("ALTER TABLE outbox ADD COLUMN redact TEXT")
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -183,6 +189,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m005_snapshot_digest,
     m006_imap,
     m007_deadlines,
+    m008_outbox_redact,
 ]
 
 

@@ -199,7 +199,31 @@ class Player:
 
 
 class Ani(Player):
-    """Mails ``seal CHOICE``: the judge seals it on receipt."""
+    """Mails ``seal CHOICE``: the judge seals it on receipt. Before her first such mail she
+    sends one that seals another choice, which the second replaces: the salt the judge made
+    for it is never revealed."""
+
+    options: list | None = None
+    first: list | None = None
+
+    def pick(self, request: dict) -> str:
+        self.options = request["options"]
+        return super().pick(request)
+
+    def seal(self, choice: str, token: str) -> list[str]:
+        others = [o for o in self.options or () if o != choice]
+        if not self.did["seal"] and others:
+            self.first = [f"password {self.password}", f"seal {others[0]}"]
+        return [f"seal {choice}"]
+
+    def turn(self, now: str):
+        private = self.latest_private()
+        raw = super().turn(now)
+        if self.first is None or raw is None:
+            return raw
+        early, self.first = self.write(private, self.first, now), None
+        self.sent.append(self.sent.pop(-2))  # in the order they are sent
+        return [early, raw]
 
 
 class Alex(Player):
@@ -278,14 +302,17 @@ def test_a_whole_game_played_only_by_mail(tmp_path, smtp_mailroom):
     players = {cls.__name__.lower(): cls(cls.__name__.lower(), room, rnd)
                for cls in (Ani, Alex, Frank, Lothar)}
     mails, results = [], []
+    held = set()  # every salt the judge ever kept for a seal made on receipt
     deliver()
     while not any("final result" in m["Subject"] for m in room.inbox(LIST)):
         moved = False
         for player in players.values():
-            raw = player.turn(clock.tick())
-            if raw is not None:
+            raws = player.turn(clock.tick())
+            for raw in [] if raws is None else raws if isinstance(raws, list) else [raws]:
                 mails.append(raw)
                 results.append(pipeline.ingest(store, raw, clock.now(), (JUDGE,)))
+                held |= {json.loads(value)["salt"] for (value,) in
+                         store.conn.execute("select value from secrets where name like 'held/%'")}
                 deliver()  # a judge that sends at once: each player reads the latest news
                 moved = True
         if not moved:
@@ -314,6 +341,7 @@ def test_a_whole_game_played_only_by_mail(tmp_path, smtp_mailroom):
 
     check_the_game(store, pbem, tmp_path)
     check_the_mail(store, room, players)
+    check_secrets_at_rest(store, db, players, held)
 
 
 def check_the_game(store, pbem, tmp_path) -> None:
@@ -329,7 +357,8 @@ def check_the_game(store, pbem, tmp_path) -> None:
     # Nothing was applied twice: one commitment and one reveal per player and step.
     sealed = Counter((e["kind"], e["data"]["player"], e["data"]["round"], e["data"]["step"])
                      for e in events if e["kind"] in ("commit", "reveal"))
-    assert set(sealed.values()) == {1}
+    replaced = {key: n for key, n in sealed.items() if n != 1}  # ani's first seal, replaced in the same mail
+    assert [(key[:2], n) for key, n in replaced.items()] == [(("commit", "ani"), 2)], replaced
     by_judge = Counter(e["data"]["player"] for e in events if e["kind"] == "commit" and e["data"]["by"] == "moderator")
     assert set(by_judge) == {"ani", "lothar"}, by_judge  # the seal-by-mail players; alex and frank sealed at home
 
@@ -372,3 +401,27 @@ def check_the_mail(store, room, players) -> None:
     public = [r.message for r in room.received if kind[r.message["Message-ID"]] in ("summary", "result")]
     assert len(public) == 5 * len(room.inbox(LIST))
     assert not [secret for m in public for text in bodies(m) for secret in secrets_ if secret in text]
+
+
+def check_secrets_at_rest(store, db, players, held: set) -> None:
+    """After the game, no table of the judge's database holds a mail password (the welcome's
+    copy was removed once it was sent) or a salt that was never revealed (ani's replaced
+    seal); nor does the file itself, free pages included."""
+    passwords = [p.password for p in players.values()]
+    revealed = {event.data["salt"] for event in store.events("g1") if event.kind == "reveal"}
+    unrevealed = held - revealed
+    assert len(unrevealed) == 1, "ani's replaced seal should have left one salt that was never revealed"
+    secrets_ = passwords + sorted(unrevealed)
+    tables = [name for (name,) in store.conn.execute("select name from sqlite_master where type = 'table'")]
+    assert {"events", "secrets", "outbox", "mail_players", "mail_seen"} <= set(tables)
+    found = []
+    for table in tables:
+        for row in store.conn.execute(f'select * from "{table}"'):
+            text = " ".join(str(value) for value in row)
+            found += [(table, secret) for secret in secrets_ if secret in text]
+    assert not found, found
+    welcomes = [row for (row,) in store.conn.execute("select body_text from outbox where body_text like '%mail password%'")]
+    assert len(welcomes) == len(PLAYERS) and all("[removed from the judge's database once sent]" in w for w in welcomes)
+    store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    on_disk = b"".join(path.read_bytes() for path in db.parent.glob(db.name + "*") if path.is_file())
+    assert not [secret for secret in secrets_ if secret.encode() in on_disk]

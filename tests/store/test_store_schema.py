@@ -12,7 +12,7 @@ from pbem.store.migrations import MIGRATIONS
 AT = "2024-05-01T12:00:00Z"  # the store is given its times in tests, never the clock
 EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m004_judge",
                   "m005_snapshot_digest", "m006_imap",
-                  "m007_deadlines"]
+                  "m007_deadlines", "m008_outbox_redact"]
 
 
 def columns(db, table):
@@ -63,10 +63,11 @@ def test_blank_database_migrates_to_full_schema(db_path):
             ("last_error", "TEXT"),
             ("sent_at", "TEXT"),
             ("render", "TEXT"),
+            ("redact", "TEXT"),
         ]
         assert db["outbox"].pks == ["id"]
         outbox = {column.name: column for column in db["outbox"].columns}
-        nullable = {"id", "in_reply_to", "body_html", "last_error", "sent_at", "render"}
+        nullable = {"id", "in_reply_to", "body_html", "last_error", "sent_at", "render", "redact"}
         assert {name for name, column in outbox.items() if not column.notnull} == nullable
         assert outbox["refs"].default_value == "''" and outbox["attempts"].default_value == "0"
         assert [(index.columns, index.unique) for index in db["outbox"].indexes] == [
