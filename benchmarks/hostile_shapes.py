@@ -212,7 +212,8 @@ def at_limit_lines(budget: int, password: str) -> bytes:
     """Just under the limit of lines, each a quoted line the judge must look at."""
     from pbem.mail.limits import MAX_LINES
     n = min(MAX_LINES - 100, (budget - 400) // 12)
-    return _head(password) + b"\n" + body(password) + b"> quoted x\n" * n
+    line = b"> quoted " + b"x" * max(1, (budget - 400) // n - 10) + b"\n"
+    return _head(password) + b"\n" + body(password) + line * n
 
 
 def at_limit_headers(budget: int, password: str) -> bytes:

@@ -315,9 +315,12 @@ def test_a_game_runs_itself_through_kills_garbage_and_a_player_who_never_answers
             return False  # moved already: the judge has yet to act on it
         return True
 
-    def wait_for_news() -> None:
-        """Until some mail arrives, or the clock is moved; a bounded poll, never a wait for a time."""
-        known, started = len(room.received), time.monotonic()
+    def wait_for_news(known: int) -> None:
+        """Until more mail has arrived than the ``known`` messages the players last looked at,
+        or the clock is moved; a bounded poll, never a wait for a time. (Counting from when
+        the players looked, not from now: mail that came in meanwhile, the final result say,
+        is news, and waiting for more after it would wait for ever.)"""
+        started = time.monotonic()
         while len(room.received) == known:
             judge.alive()
             if idle() and move_the_clock():
@@ -334,6 +337,7 @@ def test_a_game_runs_itself_through_kills_garbage_and_a_player_who_never_answers
     moves = 0
     while not any("final result" in m["Subject"] for m in room.inbox(LIST)):
         acted = False
+        looked_at = len(room.received)  # the players read their mail from here on
         for name, player in players.items():
             raw = player.turn(clock.now())
             if raw is not None:
@@ -347,7 +351,7 @@ def test_a_game_runs_itself_through_kills_garbage_and_a_player_who_never_answers
             time.sleep(kills.uniform(0, 0.08))
             judge.kill(crash_at=CRASH_POINTS[judge.starts % len(CRASH_POINTS)] if kills.random() < 0.25 else None)
         if not acted:
-            wait_for_news()
+            wait_for_news(looked_at)
         assert moves < 1500, "the game does not end"
 
     # Once more without a crash point; let it finish what it has in hand and stop it as
