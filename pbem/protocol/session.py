@@ -62,6 +62,12 @@ class SealedStep:
         return [p for p in self.waiting if p not in self.revealed]
 
 
+def client_seed_body(game_id: str, data: dict) -> dict:
+    """The object a player signs for a client seed (version 3, docs/protocol.md §14)."""
+    return {"v": 1, "game": game_id, "kind": "client_seed", "player": data["player"], "seed": data["seed"],
+            "nonce": data["nonce"]}
+
+
 def signed_body(game_id: str, kind: str, data: dict) -> dict:
     """The object a player signs for a commit, reveal or decide (see docs/protocol.md)."""
     fields = {"commit": ("commitment",), "reveal": ("choice", "salt"), "decide": ("choice",)}[kind]
@@ -247,6 +253,12 @@ class Session(AnonymousSteps):
         self.keys = {}
         for player, public_key in dict(data.get("keys") or {}).items():
             self._on_key({"player": player, "public_key": public_key}, at)
+        if "judge_key" in data:  # version 3: receipts are signed with it (docs/protocol.md §12)
+            from .signing import KeyFormatError, parse_public_key
+            try:
+                parse_public_key(data["judge_key"])
+            except KeyFormatError as exc:
+                raise Refused(f"the judge key: {exc}") from None
         if self.seed is not None and hashlib.sha256(self.seed).hexdigest() != data["seed_hash"]:
             raise Refused("the server seed at hand does not match the published seed hash")
 
@@ -274,7 +286,10 @@ class Session(AnonymousSteps):
         text = data["seed"]
         if not isinstance(text, str) or not text or len(text) > 200:
             raise Refused("a client seed is any text of 1 to 200 characters")
-        self.client_seeds[self.player(data["player"])] = text
+        player = self.player(data["player"])
+        if self.version3 and (self.meta.get("require_signatures") or "signature" in data):
+            self._check_seed_signature(player, data)
+        self.client_seeds[player] = text
 
     def _on_started(self, data: dict, at: str) -> None:
         self._before_start("play can start")
@@ -345,6 +360,28 @@ class Session(AnonymousSteps):
             raise Refused(f"this signed {kind} was already used (replayed submission); sign a fresh one")
         if not verify(self.keys[player], signed_body(self.game_id, kind, data), signature):
             raise Refused(f"the signature on {player}'s {kind} is not valid for their registered key")
+        self.nonces.add(nonce)
+
+    @property
+    def version3(self) -> bool:
+        """A log of version 3 (its created has a judge key): §12-§14 of docs/protocol.md."""
+        return "judge_key" in self.meta
+
+    def _check_seed_signature(self, player: str, data: dict) -> None:
+        from .signing import verify
+        signature, nonce = data.get("signature"), data.get("nonce")
+        if signature is None:
+            raise Refused(f"this game requires signed submissions, client seeds too: {player} makes a signed "
+                          f"block with pbem client-seed {self.game_id} {player} TEXT --sign-with KEYFILE")
+        if player not in self.keys:
+            raise Refused(f"{player} has no registered key in this game, so a signed client seed cannot be "
+                          f"checked; register the key first (pbem key)")
+        if not isinstance(nonce, str) or not 1 <= len(nonce) <= 64:
+            raise Refused("a signed submission needs a nonce of 1 to 64 characters")
+        if nonce in self.nonces:
+            raise Refused("this signed client_seed was already used (replayed submission); sign a fresh one")
+        if not verify(self.keys[player], client_seed_body(self.game_id, data), signature):
+            raise Refused(f"the signature on {player}'s client_seed is not valid for their registered key")
         self.nonces.add(nonce)
 
     def _need_state(self) -> None:
@@ -584,6 +621,8 @@ class Session(AnonymousSteps):
     def _check_deadline(self, key: tuple, at: str, data: dict) -> None:
         """A default before the deadline needs ``forced``; the deadline counts from the
         opening of this very request (``key``, as in ``owed``)."""
+        if self.version3:
+            return self._check_recorded_deadline(key, at, data)
         deadline = self.meta.get("deadline_seconds")
         if data.get("forced") or not deadline:
             return
@@ -592,6 +631,44 @@ class Session(AnonymousSteps):
         if opened and _seconds_between(opened, at) < deadline:
             raise Refused(f"{player}'s deadline has not passed (opened {opened}, "
                           f"deadline {_duration(deadline)}); use --force to apply the default anyway")
+
+    def due(self, key: tuple) -> str | None:
+        """The deadline of the request ``key`` (as in ``owed``): its opening plus the game's
+        ``deadline_seconds``; None in a game without a deadline."""
+        seconds = self.meta.get("deadline_seconds")
+        opened = self.opened_at.get(key)
+        if not seconds or opened is None:
+            return None
+        from .times import shift
+        return shift(opened, seconds)
+
+    def _check_recorded_deadline(self, key: tuple, at: str, data: dict) -> None:
+        """Version 3 (docs/protocol.md §14): a default records the deadline it was judged
+        against; unforced, it comes at or after it, and never in a game without one."""
+        player = key[0]
+        if "deadline" not in data:
+            raise Refused("this default records no deadline (field 'deadline'): in a game with a judge key "
+                          "every default says the deadline it was judged against")
+        if "forced" in data and data["forced"] is not True:
+            raise Refused(f"'forced' is true or absent, not {quote(data['forced'])}")
+        recorded, forced = data["deadline"], data.get("forced") is True
+        if not self.meta.get("deadline_seconds"):
+            if recorded is not None:
+                raise Refused(f"the game has no deadline, so the recorded deadline must be null, not {quote(recorded)}")
+            if not forced:
+                raise Refused(f"the game has no deadline, so {player} is never late: a default is the judge's "
+                              f"discretion and must be marked forced")
+            return
+        from .times import AT_FORMAT  # noqa: F401 - the format recorded deadlines share with 'at'
+        if not isinstance(recorded, str) or len(recorded) != 20 or not recorded.endswith("Z"):
+            raise Refused(f"the recorded deadline {quote(recorded)} is not a time like 2026-01-31T18:00:00Z")
+        earliest = self.due(key)
+        if earliest is not None and recorded < earliest:
+            raise Refused(f"the recorded deadline {recorded} is earlier than {player}'s deadline {earliest} "
+                          f"(the request opened {self.opened_at.get(key)})")
+        if at < recorded and not forced:
+            raise Refused(f"{player}'s deadline {recorded} had not passed at {at}, and the default is not "
+                          f"marked forced")
 
     def _play(self, player: str, choice: str) -> None:
         self._apply_rules(player, choice)
