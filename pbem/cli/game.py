@@ -97,12 +97,13 @@ def new(
     head = store.head(game)
     text = (f"created game {game} ({game_type}, {variant}) for {', '.join(map(safe, names))}\n"
             f"server seed hash (publish this now): {session.meta['seed_hash']}\n"
+            f"judge key (publish it with the seed hash; it signs every receipt): {session.meta['judge_key']}\n"
             + (f"mail for {len(addresses)} player(s) queued, each with their mail password: pbem mail send\n"
                if addresses else "")
             + ("play has started: send each player 'pbem private' output\n" if now and not addresses else
                "play has started\n" if now else
                f"players may add client seeds: pbem client-seed {game} PLAYER TEXT; then: pbem start {game}\n"))
-    emit({"game": game, "seed_hash": session.meta["seed_hash"], "started": now,
+    emit({"game": game, "seed_hash": session.meta["seed_hash"], "judge_key": session.meta["judge_key"], "started": now,
           "chain_head": {"seq": head[0], "hash": head[1]}}, as_json, text)
 
 
