@@ -29,6 +29,7 @@ from .. import games
 from ..games.base import ChoiceError
 from ..text import quote, shorten
 from .anonymous import AnonymousSteps, held_in
+from .discretion import Discretion, client_seed_body  # noqa: F401 - client_seed_body is part of this API
 from .commit import commitment_matches, parse_commitment, parse_salt
 from .errors import AuditFailure, Refused, UnknownPlayer
 from .rng import RandomSource, combine_client_seeds
@@ -62,12 +63,6 @@ class SealedStep:
         return [p for p in self.waiting if p not in self.revealed]
 
 
-def client_seed_body(game_id: str, data: dict) -> dict:
-    """The object a player signs for a client seed (version 3, docs/protocol.md §14)."""
-    return {"v": 1, "game": game_id, "kind": "client_seed", "player": data["player"], "seed": data["seed"],
-            "nonce": data["nonce"]}
-
-
 def signed_body(game_id: str, kind: str, data: dict) -> dict:
     """The object a player signs for a commit, reveal or decide (see docs/protocol.md)."""
     fields = {"commit": ("commitment",), "reveal": ("choice", "salt"), "decide": ("choice",)}[kind]
@@ -78,7 +73,7 @@ def signed_body(game_id: str, kind: str, data: dict) -> dict:
     return body
 
 
-class Session(AnonymousSteps):
+class Session(AnonymousSteps, Discretion):
     """Protocol state of one game. Build it with ``Session.replay``.
 
     ``held`` is where the held reveals of anonymous steps come from (``anonymous.py``):
@@ -362,28 +357,6 @@ class Session(AnonymousSteps):
             raise Refused(f"the signature on {player}'s {kind} is not valid for their registered key")
         self.nonces.add(nonce)
 
-    @property
-    def version3(self) -> bool:
-        """A log of version 3 (its created has a judge key): §12-§14 of docs/protocol.md."""
-        return "judge_key" in self.meta
-
-    def _check_seed_signature(self, player: str, data: dict) -> None:
-        from .signing import verify
-        signature, nonce = data.get("signature"), data.get("nonce")
-        if signature is None:
-            raise Refused(f"this game requires signed submissions, client seeds too: {player} makes a signed "
-                          f"block with pbem client-seed {self.game_id} {player} TEXT --sign-with KEYFILE")
-        if player not in self.keys:
-            raise Refused(f"{player} has no registered key in this game, so a signed client seed cannot be "
-                          f"checked; register the key first (pbem key)")
-        if not isinstance(nonce, str) or not 1 <= len(nonce) <= 64:
-            raise Refused("a signed submission needs a nonce of 1 to 64 characters")
-        if nonce in self.nonces:
-            raise Refused("this signed client_seed was already used (replayed submission); sign a fresh one")
-        if not verify(self.keys[player], client_seed_body(self.game_id, data), signature):
-            raise Refused(f"the signature on {player}'s client_seed is not valid for their registered key")
-        self.nonces.add(nonce)
-
     def _need_state(self) -> None:
         if self.seed_revealed or self.disclosed:  # anyone could now predict every later roll and draw
             raise Refused(f"the server seed of game {self.game_id} is published, so it takes no more moves")
@@ -500,6 +473,7 @@ class Session(AnonymousSteps):
     def _on_nmr(self, data: dict, at: str) -> None:
         self._need_state()
         if self.state is None:
+            self._check_recorded_deadline((data.get("player"), None, None, None), at, data)
             return self._public("nmr", data)
         step = self._sealed_for(data, "default")
         player = data["player"]
@@ -550,6 +524,8 @@ class Session(AnonymousSteps):
         """The documented default for a player who owes a choice and is late."""
         self._need_state()
         if self.state is None:
+            if not self._after_nmr(data):
+                self._check_recorded_deadline((data.get("player"), None, None, None), at, data)
             return self._public("default", data)
         player = self.player(data["player"])
         step = self.sealed
@@ -631,44 +607,6 @@ class Session(AnonymousSteps):
         if opened and _seconds_between(opened, at) < deadline:
             raise Refused(f"{player}'s deadline has not passed (opened {opened}, "
                           f"deadline {_duration(deadline)}); use --force to apply the default anyway")
-
-    def due(self, key: tuple) -> str | None:
-        """The deadline of the request ``key`` (as in ``owed``): its opening plus the game's
-        ``deadline_seconds``; None in a game without a deadline."""
-        seconds = self.meta.get("deadline_seconds")
-        opened = self.opened_at.get(key)
-        if not seconds or opened is None:
-            return None
-        from .times import shift
-        return shift(opened, seconds)
-
-    def _check_recorded_deadline(self, key: tuple, at: str, data: dict) -> None:
-        """Version 3 (docs/protocol.md §14): a default records the deadline it was judged
-        against; unforced, it comes at or after it, and never in a game without one."""
-        player = key[0]
-        if "deadline" not in data:
-            raise Refused("this default records no deadline (field 'deadline'): in a game with a judge key "
-                          "every default says the deadline it was judged against")
-        if "forced" in data and data["forced"] is not True:
-            raise Refused(f"'forced' is true or absent, not {quote(data['forced'])}")
-        recorded, forced = data["deadline"], data.get("forced") is True
-        if not self.meta.get("deadline_seconds"):
-            if recorded is not None:
-                raise Refused(f"the game has no deadline, so the recorded deadline must be null, not {quote(recorded)}")
-            if not forced:
-                raise Refused(f"the game has no deadline, so {player} is never late: a default is the judge's "
-                              f"discretion and must be marked forced")
-            return
-        from .times import AT_FORMAT  # noqa: F401 - the format recorded deadlines share with 'at'
-        if not isinstance(recorded, str) or len(recorded) != 20 or not recorded.endswith("Z"):
-            raise Refused(f"the recorded deadline {quote(recorded)} is not a time like 2026-01-31T18:00:00Z")
-        earliest = self.due(key)
-        if earliest is not None and recorded < earliest:
-            raise Refused(f"the recorded deadline {recorded} is earlier than {player}'s deadline {earliest} "
-                          f"(the request opened {self.opened_at.get(key)})")
-        if at < recorded and not forced:
-            raise Refused(f"{player}'s deadline {recorded} had not passed at {at}, and the default is not "
-                          f"marked forced")
 
     def _play(self, player: str, choice: str) -> None:
         self._apply_rules(player, choice)
