@@ -19,6 +19,7 @@ from ..text import quote
 from .anonymous import StoreHeld
 from .canonical import sha256_hex
 from .commit import make_commitment, new_salt, parse_salt
+from .discretion import default_marks
 from .errors import AuditFailure, Damaged, Refused, UnknownGame
 from .repeats import Log, decision_fits_now, find as find_repeat, same_choice
 from .rng import RandomSource
@@ -488,38 +489,19 @@ def nmr(store, game_id: str, player: str, force: bool = False, at=None, grace: i
         if step is not None and player in step.owes_commit():
             key = (player, step.round, step.step, step.kind)
             return [("nmr", {"player": player, "round": step.round, "step": step.step,
-                             **_discretion(session, key, force, at, grace)})]
+                             **default_marks(session, key, force, at or now_utc(), grace)})]
         if step is not None and step.all_committed and player in step.owes_reveal():
             key = (player, step.round, step.step, "reveal")
             return [("default", {"player": player, "kind": step.kind, "sealed": True, "round": step.round,
                                  "step": step.step, "reason": "no reveal (NMR)",
-                                 **_discretion(session, key, force, at, grace)})]
+                                 **default_marks(session, key, force, at or now_utc(), grace)})]
         requests = [r for r in session.requests_of(player) if not r.sealed]
         if not requests:
             raise Refused(f"{player} owes nothing that a default could settle now")
         key = (player, requests[0].round, requests[0].step, requests[0].kind)
         return [("default", {"player": player, "kind": requests[0].kind, "round": session.state.round,
-                             "step": session.state.step, "reason": "NMR", **_discretion(session, key, force, at, grace)})]
+                             "step": session.state.step, "reason": "NMR", **default_marks(session, key, force, at or now_utc(), grace)})]
     return _write(store, game_id, build, at)
-
-
-def _discretion(session: Session, key: tuple, force: bool, at: str | None, grace: int) -> dict:
-    """The ``forced`` mark and (version 3) the recorded ``deadline`` of a default."""
-    if not session.version3:
-        return {"forced": True} if force else {}
-    from .times import shift
-    due = session.due(key)
-    deadline = shift(due, grace) if due is not None and grace else due
-    stamp = max(at or now_utc(), session.last_at)
-    if not force:
-        if deadline is None:
-            raise Refused(f"game {session.game_id} has no deadline, so {key[0]} is not late; use --force to apply "
-                          f"the default anyway (the log marks it forced)")
-        if stamp < deadline:
-            raise Refused(f"{key[0]}'s deadline has not passed (due {deadline}"
-                          f"{', grace included' if grace else ''}); use --force to apply the default anyway "
-                          f"(the log marks it forced)")
-    return {**({"forced": True} if force else {}), "deadline": deadline}
 
 
 def reveal_seed(store, game_id: str, force: bool = False, at=None) -> Session:

@@ -20,6 +20,26 @@ def client_seed_body(game_id: str, data: dict) -> dict:
             "nonce": data["nonce"]}
 
 
+def default_marks(session, key: tuple, force: bool, at: str, grace: int) -> dict:
+    """The ``forced`` mark and (version 3) the recorded ``deadline`` of a default for the
+    request ``key`` written at ``at``: refused when it is not due and not ``force``d."""
+    if not session.version3:
+        return {"forced": True} if force else {}
+    from .times import shift
+    due = session.due(key)
+    deadline = shift(due, grace) if due is not None and grace else due
+    stamp = max(at, session.last_at)
+    if not force:
+        if deadline is None:
+            raise Refused(f"game {session.game_id} has no deadline, so {key[0]} is not late; use --force to apply "
+                          f"the default anyway (the log marks it forced)")
+        if stamp < deadline:
+            raise Refused(f"{key[0]}'s deadline has not passed (due {deadline}"
+                          f"{', grace included' if grace else ''}); use --force to apply the default anyway "
+                          f"(the log marks it forced)")
+    return {**({"forced": True} if force else {}), "deadline": deadline}
+
+
 class Discretion:
     """Mixed into ``Session``: the checks of §14."""
 
