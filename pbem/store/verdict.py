@@ -72,7 +72,7 @@ def _check_head(seq: int, digest: str, hashes: list[str]) -> None:
     if seq == 0:
         if not GENESIS_HASH.startswith(digest):
             raise PublishedMismatch(0, f"published head event 0 {short(digest)} is not a prefix of this log: "
-                                       f"event 0 is {short(GENESIS_HASH)}")
+                                       f"its event 0 is {short(GENESIS_HASH)}")
         return
     if seq > len(hashes):
         raise PublishedMismatch(len(hashes) + 1, f"published head event {seq} {short(digest)} is not a prefix of "
