@@ -187,7 +187,7 @@ def _default(store, game: str, key: tuple, due: str, now: str, late_at: str) -> 
             entry = owed(commands.load(store, game)).get(key)
             if entry is None or entry.get("due") != due:
                 return None  # answered (or settled) a moment ago
-            commands.nmr(store, game, player, at=now)
+            commands.nmr(store, game, player, at=now, grace=tables.deadlines(store, game).grace)
     except _errors() as exc:
         return Action(game, player, "failed", round_, step, kind, due, error=_one_line(exc))
     return Action(game, player, "defaulted", round_, step, kind, due)

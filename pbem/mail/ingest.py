@@ -213,6 +213,7 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
         raise _Stop("not answered: too many wrong passwords from this address in the last hour")
     if broken:
         result.lines.append({"line": "(submission block)", "ok": False, "text": broken})
+    before = store.head(row.game)[0]
     with judge.one_mail(store, session, now) as latest:  # private messages as they stand after the whole mail
         if blocks:
             _apply_blocks(store, row, msg.text, blocks, signed_game, now, result)
@@ -226,7 +227,19 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
         result.lines.append({"line": "", "ok": False, "text": "no command found in your message; send 'help' for the list"})
     failed = [line for line in result.lines if not line["ok"]]
     result.outcome = "applied" if not failed else ("refused" if len(failed) == len(result.lines) else "partly applied")
-    raise _Stop(result.outcome, _answer_text(store, row, result, session))
+    raise _Stop(result.outcome, _answer_text(store, row, result, session) + _receipts(store, row, before, blocks))
+
+
+def _receipts(store, row, before: int, blocks) -> str:
+    """The judge's signed receipts for what this mail had recorded (docs/protocol.md §12)."""
+    from ..protocol.receipts import issue
+    players = {row.player} | {b["body"].get("player") for b in blocks if isinstance(b.get("body"), dict)}
+    receipts = issue(store, row.game, before, players)
+    if not receipts:
+        return ""
+    return ("\n\nKeep " + ("this receipt" if len(receipts) == 1 else "these receipts") + ": the judge signs that "
+            "it recorded your move, at that place in the log. If the log ever says otherwise, "
+            "'pbem audit --file EXPORT --receipt FILE' proves it.\n\n" + "\n".join(receipts).rstrip("\n"))
 
 
 def _route(store, msg, reading, registered):

@@ -23,6 +23,8 @@ ROUTING = ("game", "password")
 KEYWORDS = ("commit", "reveal", "seal", "client-seed", "status", "private", "help")
 BLOCK_BEGIN = "-----BEGIN PBEM SUBMISSION-----"
 BLOCK_END = "-----END PBEM SUBMISSION-----"
+RECEIPT_BEGIN = "-----BEGIN PBEM RECEIPT-----"  # a receipt pasted back is never read as commands
+RECEIPT_END = "-----END PBEM RECEIPT-----"
 
 
 @dataclass(frozen=True)
@@ -50,11 +52,11 @@ def read_lines(lines: list[str], limit: int | None = None) -> Reading:
         line = raw.strip()
         if not line:
             continue
-        if line.startswith(BLOCK_BEGIN):
-            in_block = True
+        if line.startswith(BLOCK_BEGIN) or line.startswith(RECEIPT_BEGIN):
+            in_block = BLOCK_END if line.startswith(BLOCK_BEGIN) else RECEIPT_END
             continue
         if in_block:
-            in_block = not line.startswith(BLOCK_END)
+            in_block = False if line.startswith(in_block) else in_block
             continue
         word, _, rest = line.partition(" ")
         verb = word.lower().rstrip(":")

@@ -64,8 +64,8 @@ def test_a_game_of_1667_by_command_line(cli, pbem_db):
     assert kinds[-2:] == ["disclosed", "seed_revealed"] and all(salt in export for salt in salts)
     (pbem_db.parent / "g.jsonl").write_text(export)
     text = cli.ok("audit", "--file", pbem_db.parent / "g.jsonl").stdout
-    assert "audit OK" in text and "each checked against its commitment" in text
-    assert "audit OK" in cli.ok("audit", "g").stdout
+    assert "OK: complete" in text and "each checked against its commitment" in text
+    assert "OK: complete" in cli.ok("audit", "g").stdout
 
 
 def test_the_advanced_set_up_says_pawns_are_being_placed(cli):

@@ -208,7 +208,7 @@ def test_export_and_audit_leave_the_outbox_out(cli, store):
     exported = cli("export", "g1")
     assert exported.exit_code == 0 and "PRIVATE-TILES" not in exported.stdout
     assert "ani@example.org" not in exported.stdout
-    assert cli("audit", "g1").exit_code == 0
+    assert cli("audit", "g1").exit_code == 3  # INCOMPLETE: in play, nothing failed
 
 
 def _mail_commands() -> list[tuple[str, str]]:
