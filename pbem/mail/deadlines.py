@@ -82,7 +82,15 @@ def settings(store, game: str) -> dict:
     from ..protocol import commands
     session = commands.load(store, game)
     return {"game": game, "deadline_seconds": session.meta.get("deadline_seconds"),
-            **tables.deadlines(store, game).as_dict()}
+            **tables.deadlines(store, game).as_dict(), "player_summaries": tables.player_summaries(store, game)}
+
+
+def set_player_summaries(store, game: str, on: bool) -> None:
+    """Whether ``game``'s players get the public summaries too (see ``pbem.mail.moment``)."""
+    from ..protocol import commands
+    with store.atomic():
+        commands.load(store, game)
+        tables.set_player_summaries(store, game, on)
 
 
 def duration(seconds: int | None) -> str:

@@ -140,12 +140,14 @@ def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, 
     if tables.seen(store, keys):
         result.outcome = "duplicate"
         return result
-    try:
-        _pipeline(store, msg, raw, now, judge_addresses, screen, result)
-    except _Stop as stop:
-        result.outcome = stop.outcome
-        if stop.answer is not None:
-            _answer(store, msg, result, stop.answer, now)
+    from .moment import moment
+    with moment(store, now):  # one message per player for all this mail causes, the answer first
+        try:
+            _pipeline(store, msg, raw, now, judge_addresses, screen, result)
+        except _Stop as stop:
+            result.outcome = stop.outcome
+            if stop.answer is not None:
+                _answer(store, msg, result, stop.answer, now)
     if result.outcome.startswith("not answered: ") and not result.game:
         # a list's or a robot's copy is known by its bytes alone: the player's own copy
         # of the same message (the same Message-ID) is still read when it arrives
@@ -383,6 +385,12 @@ def _answer(store, msg, result: Result, text: str, now: str) -> None:
     ids = [i for i in (*msg.references, msg.message_id) if i and MESSAGE_ID_PATTERN.fullmatch(i)]
     refs = tuple(dict.fromkeys(ids))
     reply_to = _reply_id(msg)
+    from .moment import current
+    m = current(store)
+    if m is not None and result.game and result.player:
+        m.add_answer(result.game, result.player, address, text + "\n", subject[:200], reply_to, refs[-10:])
+        result.answered = True
+        return
     outbox.queue(store, game=result.game or NO_GAME, kind="answer", recipient=address, subject=subject[:200],
                  text=text + "\n", in_reply_to=reply_to, references=refs[-10:], at=now,
                  domain=judge._domain(store))

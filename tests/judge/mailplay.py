@@ -72,7 +72,7 @@ def fixed_seed(monkeypatch) -> None:
 
 
 def play(tmp_path, room, port, players: dict, *, rounds: int | None = None, game: str = "tortuga",
-         new_args: tuple = (), rnd_seed: int = 20300101):
+         new_args: tuple = (), rnd_seed: int = 20300101, settings: tuple = ()):
     """Create g1 with ``players`` (name -> player class), play by mail until the final
     result (or until round ``rounds`` is over); return (store, players, results, pbem)."""
     db = tmp_path / "judge.db"
@@ -84,6 +84,8 @@ def play(tmp_path, room, port, players: dict, *, rounds: int | None = None, game
 
     pbem("new", "g1", "--game", game, "--players", ",".join(f"{p}={by_mail.address(p)}" for p in players),
          "--list", LIST, "--now", *new_args)
+    if settings:
+        pbem("mail", "settings", "g1", *settings)
     store = Store(db)
     clock = by_mail.Clock(store.events("g1")[-1].at)
     config = MailConfig(judge_address=JUDGE, smtp_host="127.0.0.1", smtp_port=port, security="plain")
