@@ -8,7 +8,8 @@ due, allow ``grace`` seconds past the deadline, and then either apply the docume
 
 - a reminder: the player's private message with a notice on top, queued in one
   transaction with the record that it was sent (``mail_reminders``, keyed by player,
-  round, step and kind), so a request is reminded of once however often tick runs;
+  round, step and kind), so a request is reminded of once however often tick runs; only
+  while at least half the reminder time is left (``reminder_due``), never near the deadline;
 - a default: ``commands.nmr`` (which checks the deadline itself), in one transaction with
   the mail its events call for (the judge's write hook: the private messages, summaries);
 - in a game that waits, a notice to a late player, once, like a reminder.
@@ -175,7 +176,7 @@ def _tick_game(store, game: str, now: str, said) -> None:
             if player not in addresses:
                 continue
             stage = LATE if now >= late_at else REMINDER
-            if stage == REMINDER and not (rules.remind and now >= later(entry["due"], -rules.remind)):
+            if stage == REMINDER and not reminder_due(entry["due"], rules.remind, now):
                 continue
             if (key, stage) not in failed and not tables.reminded(store, game, key, stage):
                 done = _notify(store, game, key, entry["due"], stage, now, rules)
@@ -185,6 +186,15 @@ def _tick_game(store, game: str, now: str, said) -> None:
                         failed.add((key, stage))
         if not defaulted:
             return
+
+
+def reminder_due(due: str, remind: int, now: str) -> bool:
+    """Whether a reminder ``remind`` seconds before ``due`` is to go out at ``now``: from its
+    moment until half the reminder time is left (with --remind 12h, from 12h to 6h before
+    the deadline). A tick that comes later (the judge was down, cron stopped) sends none: a
+    reminder that arrives as the deadline passes only alarms, and the private message the
+    player already has says what to send and by when."""
+    return bool(remind) and later(due, -remind) <= now < later(due, -(remind // 2))
 
 
 def _default(store, game: str, key: tuple, due: str, now: str, late_at: str) -> Action | None:

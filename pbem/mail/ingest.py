@@ -196,6 +196,11 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
         raise _Stop("refused: game cannot be read", f"Nothing was done: {_one_line(exc)}. Your moderator "
                                                     f"has to look at it; send your move again later.") from None
     signed_game = bool(session.meta.get("require_signatures"))
+    # a line that is neither a command word nor looks like a choice of the game (a greeting,
+    # a name, a line of chat) is read past, never refused; it is named only when nothing applied
+    looks = getattr(session.rules, "looks_like_choice", None)
+    ignored = [c for c in reading.commands if c.verb == "choice" and looks is not None and not looks(c.args[0])]
+    reading.commands = [c for c in reading.commands if c not in ignored]
     acting = [c for c in reading.commands if c.verb not in ("status", "private", "help")]
     if signed_game:
         # nothing but a signed block can show who sent it: a From: header is easy to forge
@@ -219,8 +224,14 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
             session = after or session
             result.lines.append({"line": command.line[:200], "ok": ok, "text": text})
         latest["session"] = session
+    not_read = ", ".join(repr(_shown(c.line)) for c in dict.fromkeys(ignored))
     if not result.lines:
-        result.lines.append({"line": "", "ok": False, "text": "no command found in your message; send 'help' for the list"})
+        text = "Nothing was done: no command found in your message"
+        result.lines.append({"line": "", "ok": False, "note": True,
+                             "text": text + (f" (not commands: {not_read})" if not_read else "")
+                             + "; send 'help' for the list"})
+    elif not_read and not any(line["ok"] for line in result.lines):
+        result.lines.append({"line": "", "ok": True, "note": True, "text": f"Not read as commands: {not_read}"})
     failed = [line for line in result.lines if not line["ok"]]
     result.outcome = "applied" if not failed else ("refused" if len(failed) == len(result.lines) else "partly applied")
     raise _Stop(result.outcome, _answer_text(store, row, result, session))
@@ -248,9 +259,9 @@ def _authenticate(store, msg, reading, row, now: str) -> None:
     if not reading.password:
         if _locked_out(store, msg.sender, now):
             raise _Stop("not answered: too many wrong passwords from this address in the last hour")
-        raise _Stop("refused: no password", "Nothing was done: add a line 'password YOUR-MAIL-PASSWORD' (from "
-                                            "your first private message of this game) to every message that "
-                                            "changes something.")
+        raise _Stop("refused: no password", "Nothing was done: the password is missing. Add a line 'password "
+                                            "YOUR-MAIL-PASSWORD' (from your first private message of this game) "
+                                            "to every message that changes something.")
     if not check_password(reading.password, row.password_hash):
         locked = _locked_out(store, msg.sender, now)  # five answered already: a guesser is not
         tables.strike(store, msg.sender, "password", now)
@@ -330,8 +341,11 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
             if step is not None and player in step.owes_commit() and not owes_open:
                 try:
                     session.rules.normalize(step.kind, command.args[0])
-                except ChoiceError:  # not a choice at all: a greeting, a sign-off
-                    return True, "ignored: not a command", None
+                except ChoiceError as exc:
+                    if getattr(session.rules, "looks_like_choice", None) is None:
+                        return True, "ignored: not a command", None  # a game that cannot tell: read past it
+                    return False, (f"not now: you owe a sealed choice, sent as 'seal CHOICE' "
+                                   f"({_one_line(exc)})"), None
                 return False, (f"not a command; you owe a sealed choice: send 'seal {_shown(command.args[0])}' "
                                f"to have the judge seal it (or commit HASH with pbem seal)"), None
             # named to the step it answers: a bare choice by mail repeats only a decision of this
@@ -368,6 +382,9 @@ def _status_text(store, game: str, session, tz: str | None = None) -> str:
 def _answer_text(store, row, result: Result, session) -> str:
     out = [f"The judge's answer for {row.player} in game {row.game}:", ""]
     for line in result.lines:
+        if line.get("note"):
+            out.append(line["text"])
+            continue
         if line["line"]:
             out.append(f"> {line['line']}")
         out.append(("  " if line["ok"] else "  REFUSED: ") + line["text"].replace("\n", "\n  "))

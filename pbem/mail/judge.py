@@ -147,7 +147,7 @@ def queue_private(store, session, player: str, at: str, notice: str = "", kind: 
     # text only: a private message is read on a phone as often as not, and rendering the
     # HTML board for every move would double the judge's work per message
     from .moment import current
-    text = notice + (summary.render_private(session, player, "text", tz=row.tz)[1] if session.started else
+    text = notice + (summary.render_private(session, player, "text", tz=row.tz, by_mail=True)[1] if session.started else
                      _not_started(session)) + _how_to_reply(session, player)
     html = None
     where = "before the start" if session.state is None else _where(session)

@@ -30,35 +30,11 @@ JUDGE, LIST = by_mail.JUDGE, by_mail.LIST
 SEED = bytes.fromhex("5eed" * 16)
 
 
-def private_part(name: str, text: str) -> str | None:
-    """The private message inside ``text`` (from its heading on), if there is one."""
-    found = re.search(rf"^g1 - Tortuga(?: 1667)? - private message for {name}\n", text, re.M)
-    return text[found.start():] if found else None
+private_part = by_mail.private_part
 
 
-class Finding:
-    """A player who reads their private message wherever it is in their mailbox."""
-
-    def latest_private(self):
-        inbox = self.inbox
-        for message in inbox[self._read:]:
-            if private_part(self.name, by_mail.text_of(message)) is not None:
-                self._latest = message
-        self._read = len(inbox)
-        return self._latest
-
-    def turn(self, now: str):
-        private = self.latest_private()
-        if private is None or private["Message-ID"] in self.handled:
-            return None
-        return super().turn(now)
-
-    def read(self, text: str) -> dict:
-        return super().read(private_part(self.name, text) or text)
-
-
-def finding(base):
-    return type(base.__name__, (Finding, base), {})
+def finding(base):  # the players of test_game_by_mail find their private message in any message
+    return base
 
 
 def fixed_seed(monkeypatch) -> None:
