@@ -221,7 +221,9 @@ def _how_to_reply(session, player: str) -> str:
                   "  seal CHOICE                     the judge seals your choice on receipt",
                   "  commit HASH  /  reveal CHOICE SALT   if you seal on your own machine",
                   f"  CHOICE                          an open decision, e.g. {_example(session, 'open')}"]
-    lines += ["  status  |  private  |  help", "Lines quoted with '>' and everything below '-- ' are not read."]
+    lines += ["  status  |  private  |  help",
+              "Lines quoted with '>' and everything below '-- ' are not read; greetings and sign-offs",
+              "around your commands do no harm."]
     return "\n".join(lines) + "\n"
 
 
