@@ -171,7 +171,8 @@ def queue_summary(store, session, round_: int | None, at: str, final: bool = Fal
     else:
         subject = f"{subject_tag(session.game_id)} round {round_}: public summary (event {head[0]})"
     with moment(store, at) as m:  # to everyone with the rest of the moment (pbem.mail.moment)
-        m.add_summary(session.game_id, spec, subject, "result" if final else "summary")
+        m.add_summary(session.game_id, spec, subject, "result" if final else "summary",
+                      [address for _player, address in recipients(store, session.game_id)])
 
 
 def materialize(store, game: str, spec_text: str) -> tuple[str, str, list[dict]]:

@@ -39,11 +39,14 @@ class Moment:
 
     def add_answer(self, game: str, player: str | None, address: str, text: str, subject: str,
                    in_reply_to: str | None, references: tuple) -> None:
+        _check(address)
         self.game = self.game or game
         self.answer = {"game": game, "player": player, "address": address, "text": text, "subject": subject,
                        "in_reply_to": in_reply_to, "references": list(references)}
 
-    def add_summary(self, game: str, spec: dict, subject: str, kind: str) -> None:
+    def add_summary(self, game: str, spec: dict, subject: str, kind: str, addresses=()) -> None:
+        for address in addresses:  # everyone it goes to: a bad address fails the action that caused it
+            _check(address)
         self.game = self.game or game
         key = (spec["what"], spec.get("round"))
         # a later summary of the same round shows all the earlier one did, and more
@@ -51,8 +54,16 @@ class Moment:
         self.summaries.append({"spec": spec, "subject": subject, "kind": kind})
 
     def add_private(self, game: str, player: str, address: str, text: str, subject: str) -> None:
+        _check(address)
         self.game = self.game or game
         self.privates[player] = {"text": text, "subject": subject, "address": address}
+
+
+def _check(address: str) -> None:
+    """The outbox's own check, when a part is added (inside the savepoint of what caused
+    it), not only when the moment's messages are queued at its end."""
+    from ..store.outbox import check_address
+    check_address(address, "recipient")
 
 
 @contextmanager

@@ -264,16 +264,19 @@ def test_shown_times_across_the_change_to_summer_time():
     assert shown("2030-01-01T23:30:00Z", "UTC") == shown("2030-01-01T23:30:00Z") == "2030-01-01 23:30:00 UTC"
 
 
-def test_a_player_defaulted_while_others_still_owe_is_told_so_not_asked_to_commit(timed):
+def test_late_players_defaulted_in_one_tick_get_one_message(timed):
     game = timed(remind=0, grace=0)
     seal(game, "ani", when(1))
     acts = deadlines.tick(game.store, when(24.5))
     assert [(a.action, a.player) for a in acts] == [("defaulted", p) for p in ("alex", "frank", "lothar")]
-    # alex is defaulted first, while frank and lothar still owe their commitments
-    told = [r for r in game.outbox("private") if r["queued_at"] == when(24.5) and r["recipient"] == "alex@example.org"]
-    body = told[0]["body_text"]
-    assert "you were late, so the default applies to you" in body
-    assert "Send exactly one of" not in body and "pbem seal --context" not in body
+    # one tick, one message to alex: the summary (his default applied, the step resolved)
+    # and his private message for the next step, not one message per default
+    told = [r for r in game.outbox() if r["queued_at"] == when(24.5) and r["recipient"] == "alex@example.org"]
+    assert len(told) == 1 and told[0]["kind"] == "summary"
+    from pbem.mail.moment import render_row
+    text = render_row(game.store, "g1", told[0]["render"], {})[0]
+    assert "alex: no commitment in time; the documented default" in text
+    assert text.index("no commitment in time") < text.index("private message for alex")
 
 
 def test_each_failure_is_said_once_per_tick_and_the_rest_goes_on(timed):
