@@ -20,6 +20,7 @@ from markdown_it import MarkdownIt
 from pbem.cli.app import app
 
 DOC = Path(__file__).parents[2] / "docs" / "email.md"
+README = Path(__file__).parents[2] / "README.md"
 PBEM = typer.main.get_command(app)
 SECTIONS = ["Setting up a game by mail", "What a player may send", "What the judge reads in a message",
             "Sending: the outbox", "Deadlines and reminders", "Configuration", "Fetching by IMAP",
@@ -60,23 +61,24 @@ def test_every_section_is_there_with_content_and_every_block_is_closed():
     assert fences and not any("\n## " in t.content for t in fences), "a code block runs into a section"
 
 
-def doc_examples() -> dict[str, str]:
-    text = DOC.read_text(encoding="utf-8")
+def doc_examples(doc: Path = DOC) -> dict[str, str]:
+    text = doc.read_text(encoding="utf-8")
     found = dict(re.findall(r"<!-- example: (\w+) -->\n```text\n(.*?)\n```", text, re.S))
-    assert sorted(found) == sorted(EXAMPLES)
+    assert sorted(found) == sorted(EXAMPLES), doc
     return found
 
 
-def test_every_example_message_is_what_the_judge_sends(tmp_path, monkeypatch):
+@pytest.mark.parametrize("doc", [DOC, README], ids=["email.md", "README.md"])
+def test_every_example_message_is_what_the_judge_sends(tmp_path, monkeypatch, doc):
     sent = examples.play(tmp_path, monkeypatch)
-    for name, shown in doc_examples().items():
+    for name, shown in doc_examples(doc).items():
         head, _, body = shown.partition("\n\n")
         message = sent[name]
         assert f"Subject: {message['subject']}" == head.split("\n")[0], name
         if "Attached:" in head:
             assert head.split("\n")[1] == "Attached: " + ", ".join(message["files"])
         real = examples.shown(message["text"])
-        assert examples.matches(body, real), f"the example {name!r} is not what the judge sends:\n{real}"
+        assert examples.matches(body, real), f"{doc.name}: the example {name!r} is not what the judge sends:\n{real}"
 
 
 def example_commands() -> list[list[str]]:
