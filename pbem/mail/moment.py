@@ -53,10 +53,13 @@ class Moment:
         self.summaries = [s for s in self.summaries if (s["spec"]["what"], s["spec"].get("round")) != key]
         self.summaries.append({"spec": spec, "subject": subject, "kind": kind})
 
-    def add_private(self, game: str, player: str, address: str, text: str, subject: str) -> None:
+    def add_private(self, game: str, player: str, address: str, text: str, subject: str,
+                    html: str | None = None) -> None:
+        """``html``: the private message's own HTML document, if it has one (a board picture);
+        else the HTML alternative shows its text."""
         _check(address)
         self.game = self.game or game
-        self.privates[player] = {"text": text, "subject": subject, "address": address}
+        self.privates[player] = {"text": text, "subject": subject, "address": address, "html": html}
 
 
 def _check(address: str) -> None:
@@ -116,7 +119,7 @@ def flush(store, m: Moment) -> list[str]:
         parts += [{"spec": s["spec"]} for s in shared]
         private = m.privates.get(player)
         if private is not None:
-            parts.append({"text": private["text"]})
+            parts.append({"text": private["text"], **({"html": private["html"]} if private.get("html") else {})})
         if not parts:
             continue
         address = (answer or private or {}).get("address") or players[player].address
@@ -137,7 +140,8 @@ def flush(store, m: Moment) -> list[str]:
 def _queue(store, outbox, game, kind, address, subject, parts, at, domain, answer) -> str:
     rendered = all("text" in p for p in parts)
     text = _join([p["text"] for p in parts]) if rendered else ""
-    return outbox.queue(store, game=game, kind=kind, recipient=address, subject=subject[:200], text=text,
+    html = html_of([p["text"] for p in parts], [p.get("html") for p in parts]) if rendered else None
+    return outbox.queue(store, game=game, kind=kind, recipient=address, subject=subject[:200], text=text, html=html,
                         render=None if rendered else json.dumps({"parts": parts}),
                         in_reply_to=answer["in_reply_to"] if answer else None,
                         references=answer["references"][-10:] if answer else (), at=at, domain=domain)
@@ -161,7 +165,7 @@ def render_row(store, game: str, render: str, cache: dict) -> tuple[str, str | N
     for part in data["parts"]:
         if "text" in part:
             texts.append(part["text"])
-            htmls.append(None)
+            htmls.append(part.get("html"))
             continue
         key = (game, json.dumps(part["spec"], sort_keys=True))
         if key not in cache:
@@ -174,8 +178,10 @@ def render_row(store, game: str, render: str, cache: dict) -> tuple[str, str | N
 
 
 def html_of(texts: list[str], htmls: list[str | None]) -> str | None:
-    """The HTML alternative of a message: the first summary's HTML document, with the other
-    parts (an answer, a private message: plain text) set in ``<pre>`` where they stand."""
+    """The HTML alternative of a message (None when no part has HTML of its own): the first
+    HTML document's head, then each part where it stands, its HTML ``<body>`` or its text in
+    a ``<pre>`` (an answer, a notice). A client that shows the HTML part shows only it, so it
+    holds everything the text says."""
     import html as markup
     import re
     docs = [h for h in htmls if h]

@@ -180,6 +180,13 @@ def test_a_resolved_step_queues_the_summary_for_everyone_and_the_list(game):
     last = game.outbox("answer")[-1]
     assert last["recipient"] == "lothar@example.org"
     assert [list(part) for part in json.loads(last["render"])["parts"]] == [["text"], ["spec"], ["text"]]
+    # rendered: the text in that order, and an HTML part that says all of it, the board drawn
+    from pbem.mail.moment import render_row
+    text, html, files = render_row(game.store, "g1", last["render"], {})
+    assert text.index("The judge's answer for lothar") < text.index("Chain head:") < text.index(
+        "private message for lothar")
+    assert html.index("answer for lothar") < html.index("<svg") < html.index("private message for lothar")
+    assert files is None
 
 
 def test_one_transaction_a_failing_answer_leaves_nothing_and_never_stops_the_mail(game, monkeypatch):
