@@ -119,8 +119,12 @@ def _queue_privates(store, session, before: dict, seq: int, at: str) -> None:
     defaulted = {ev.data.get("player") for ev in store.events(session.game_id, after=seq)
                  if ev.kind in ("default", "nmr")}
     now = _owed(session)
+    from .moment import current
+    m = current(store)
     for player in tables.mail_players(store, session.game_id):
         if player in defaulted or (player in now and now[player] != before.get(player)):
+            if player in defaulted and m is not None:
+                m.defaulted.add(player)  # said on top of their message, whatever else it carries
             queue_private(store, session, player, at)
 
 

@@ -26,6 +26,8 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 RULE = "=" * 66
+LATE = ("You were late: the judge applied the documented default for you (the summary, or the\n"
+        "next one, says what it was).\n\n")
 EXPORT_TYPE = "application/x-ndjson"
 
 
@@ -36,6 +38,7 @@ class Moment:
     answer: dict | None = None
     summaries: list[dict] = field(default_factory=list)  # {"spec", "subject", "kind"}, in order
     privates: dict[str, dict] = field(default_factory=dict)  # player -> {"text", "subject", "address"}
+    defaulted: set = field(default_factory=set)  # players to whom a default was applied
 
     def add_answer(self, game: str, player: str | None, address: str, text: str, subject: str,
                    in_reply_to: str | None, references: tuple) -> None:
@@ -119,7 +122,8 @@ def flush(store, m: Moment) -> list[str]:
         parts += [{"spec": s["spec"]} for s in shared]
         private = m.privates.get(player)
         if private is not None:
-            parts.append({"text": private["text"], **({"html": private["html"]} if private.get("html") else {})})
+            text = (LATE + private["text"]) if player in m.defaulted else private["text"]
+            parts.append({"text": text, **({"html": private["html"]} if private.get("html") else {})})
         if not parts:
             continue
         address = (answer or private or {}).get("address") or players[player].address

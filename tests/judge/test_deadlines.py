@@ -276,7 +276,8 @@ def test_late_players_defaulted_in_one_tick_get_one_message(timed):
     from pbem.mail.moment import render_row
     text = render_row(game.store, "g1", told[0]["render"], {})[0]
     assert "alex: no commitment in time; the documented default" in text
-    assert text.index("no commitment in time") < text.index("private message for alex")
+    assert text.index("no commitment in time") < text.index("You were late: the judge applied") < text.index(
+        "private message for alex")
 
 
 def test_each_failure_is_said_once_per_tick_and_the_rest_goes_on(timed):
