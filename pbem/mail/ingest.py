@@ -26,7 +26,8 @@ NO_GAME = "-"  # the outbox's game for an answer to a message that names no game
 PASSWORD_STRIKES = 5  # wrong passwords from one address within an hour, before it is ignored
 GAME_TAG = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9_.-]{0,63})\]")
 HELP = """The judge reads the lines of your message above the signature ('-- '); lines quoted
-with '>' are never read. One command a line:
+with '>' are never read, and greetings, sign-offs and other lines that are not commands are
+read past. One command a line:
   password WORD          your mail password (from your first private message)
   seal CHOICE            the judge seals your choice on receipt, e.g. seal {sealed}
   commit HASH            a commitment made with: pbem seal --context TOKEN CHOICE
