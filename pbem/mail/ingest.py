@@ -27,7 +27,8 @@ NO_GAME = "-"  # the outbox's game for an answer to a message that names no game
 PASSWORD_STRIKES = 5  # wrong passwords from one address within an hour, before it is ignored
 GAME_TAG = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9_.-]{0,63})\]")
 HELP = """The judge reads the lines of your message above the signature ('-- '); lines quoted
-with '>' are never read. One command a line:
+with '>' are never read, and greetings, sign-offs and other lines that are not commands are
+read past. One command a line:
   password WORD          your mail password (from your first private message)
   seal CHOICE            the judge seals your choice on receipt, e.g. seal {sealed}
   commit HASH            a commitment made with: pbem seal --context TOKEN CHOICE
@@ -144,12 +145,14 @@ def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, 
     if tables.seen(store, keys):
         result.outcome = "duplicate"
         return result
-    try:
-        _pipeline(store, msg, exceeded or msg.over_limit, now, judge_addresses, screen, result)
-    except _Stop as stop:
-        result.outcome = stop.outcome
-        if stop.answer is not None:
-            _answer(store, msg, result, stop.answer, now)
+    from .moment import moment
+    with moment(store, now):  # one message per player for all this mail causes, the answer first
+        try:
+            _pipeline(store, msg, exceeded or msg.over_limit, now, judge_addresses, screen, result)
+        except _Stop as stop:
+            result.outcome = stop.outcome
+            if stop.answer is not None:
+                _answer(store, msg, result, stop.answer, now)
     if result.outcome.startswith("not answered: ") and not result.game:
         # a list's or a robot's copy is known by its bytes alone: the player's own copy
         # of the same message (the same Message-ID) is still read when it arrives
@@ -199,6 +202,11 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
         raise _Stop("refused: game cannot be read", f"Nothing was done: {_one_line(exc)}. Your moderator "
                                                     f"has to look at it; send your move again later.") from None
     signed_game = bool(session.meta.get("require_signatures"))
+    # a line that is neither a command word nor looks like a choice of the game (a greeting,
+    # a name, a line of chat) is read past, never refused; it is named only when nothing applied
+    looks = getattr(session.rules, "looks_like_choice", None)
+    ignored = [c for c in reading.commands if c.verb == "choice" and looks is not None and not looks(c.args[0])]
+    reading.commands = [c for c in reading.commands if c not in ignored]
     acting = [c for c in reading.commands if c.verb not in ("status", "private", "help")]
     if signed_game:
         # nothing but a signed block can show who sent it: a From: header is easy to forge
@@ -223,8 +231,14 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
             session = after or session
             result.lines.append({"line": command.line[:200], "ok": ok, "text": text})
         latest["session"] = session
+    not_read = ", ".join(repr(_shown(c.line)) for c in dict.fromkeys(ignored))
     if not result.lines:
-        result.lines.append({"line": "", "ok": False, "text": "no command found in your message; send 'help' for the list"})
+        text = "Nothing was done: no command found in your message"
+        result.lines.append({"line": "", "ok": False, "note": True,
+                             "text": text + (f" (not commands: {not_read})" if not_read else "")
+                             + "; send 'help' for the list"})
+    elif not_read and not any(line["ok"] for line in result.lines):
+        result.lines.append({"line": "", "ok": True, "note": True, "text": f"Not read as commands: {not_read}"})
     failed = [line for line in result.lines if not line["ok"]]
     result.outcome = "applied" if not failed else ("refused" if len(failed) == len(result.lines) else "partly applied")
     raise _Stop(result.outcome, _answer_text(store, row, result, session) + _receipts(store, row, before, blocks))
@@ -264,9 +278,9 @@ def _authenticate(store, msg, reading, row, now: str) -> None:
     if not reading.password:
         if _locked_out(store, msg.sender, now):
             raise _Stop("not answered: too many wrong passwords from this address in the last hour")
-        raise _Stop("refused: no password", "Nothing was done: add a line 'password YOUR-MAIL-PASSWORD' (from "
-                                            "your first private message of this game) to every message that "
-                                            "changes something.")
+        raise _Stop("refused: no password", "Nothing was done: the password is missing. Add a line 'password "
+                                            "YOUR-MAIL-PASSWORD' (from your first private message of this game) "
+                                            "to every message that changes something.")
     if not check_password(reading.password, row.password_hash):
         locked = _locked_out(store, msg.sender, now)  # five answered already: a guesser is not
         tables.strike(store, msg.sender, "password", now)
@@ -351,8 +365,11 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
             if step is not None and player in step.owes_commit() and not owes_open:
                 try:
                     session.rules.normalize(step.kind, command.args[0])
-                except ChoiceError:  # not a choice at all: a greeting, a sign-off
-                    return True, "ignored: not a command", None
+                except ChoiceError as exc:
+                    if getattr(session.rules, "looks_like_choice", None) is None:
+                        return True, "ignored: not a command", None  # a game that cannot tell: read past it
+                    return False, (f"not now: you owe a sealed choice, sent as 'seal CHOICE' "
+                                   f"({_one_line(exc)})"), None
                 return False, (f"not a command; you owe a sealed choice: send 'seal {_shown(command.args[0])}' "
                                f"to have the judge seal it (or commit HASH with pbem seal)"), None
             # named to the step it answers: a bare choice by mail repeats only a decision of this
@@ -389,6 +406,9 @@ def _status_text(store, game: str, session, tz: str | None = None) -> str:
 def _answer_text(store, row, result: Result, session) -> str:
     out = [f"The judge's answer for {row.player} in game {row.game}:", ""]
     for line in result.lines:
+        if line.get("note"):
+            out.append(line["text"])
+            continue
         if line["line"]:
             out.append(f"> {line['line']}")
         out.append(("  " if line["ok"] else "  REFUSED: ") + line["text"].replace("\n", "\n  "))
@@ -406,6 +426,12 @@ def _answer(store, msg, result: Result, text: str, now: str) -> None:
     ids = [i for i in (*msg.references, msg.message_id) if i and MESSAGE_ID_PATTERN.fullmatch(i)]
     refs = tuple(dict.fromkeys(ids))
     reply_to = _reply_id(msg)
+    from .moment import current
+    m = current(store)
+    if m is not None and result.game and result.player:
+        m.add_answer(result.game, result.player, address, text + "\n", subject[:200], reply_to, refs[-10:])
+        result.answered = True
+        return
     outbox.queue(store, game=result.game or NO_GAME, kind="answer", recipient=address, subject=subject[:200],
                  text=text + "\n", in_reply_to=reply_to, references=refs[-10:], at=now,
                  domain=judge._domain(store))

@@ -110,6 +110,12 @@ def compose(row: outbox.OutboxRow, from_address: str):
     if row.body_html is not None:
         message.add_alternative(row.body_html, subtype="html", charset="utf-8",
                                 cte=_transfer_encoding(row.body_html))
+    if row.attachments:
+        import json
+        for item in json.loads(row.attachments):
+            maintype, _, subtype = item["content_type"].partition("/")
+            message.add_attachment(item["text"].encode("utf-8"), maintype=maintype, subtype=subtype,
+                                   filename=item["filename"])
     return message
 
 
@@ -226,13 +232,13 @@ def send_due(store, config: MailConfig, now: str,
 def render_pending(store) -> int:
     """Render the bodies of rows queued as what to render (public summaries), each summary
     once for all its recipients; returns how many summaries were rendered."""
-    from .judge import materialize
-    specs = {(row.game, row.render) for row in outbox.to_render(store)}
-    for game, spec in sorted(specs):
-        text, html = materialize(store, game, spec)
+    from .moment import render_row
+    cache: dict = {}
+    for row in outbox.to_render(store):
+        text, html, files = render_row(store, row.game, row.render, cache)
         with store.transaction():
-            outbox.set_bodies(store, spec, game, text, html)
-    return len(specs)
+            outbox.set_row_bodies(store, row.id, text, html, files)
+    return len(cache)
 
 
 def _result(row: outbox.OutboxRow, outcome: str, **extra) -> SendResult:

@@ -78,7 +78,23 @@ def players_at(store, address: str) -> list[MailPlayer]:
 
 def set_list_address(store, game: str, address: str | None) -> None:
     store._require_transaction("set_list_address()")
-    store.conn.execute("insert or replace into mail_games (game, list_address) values (?, ?)", (game, address))
+    store.conn.execute("insert into mail_games (game, list_address) values (?, ?) "
+                       "on conflict (game) do update set list_address = excluded.list_address", (game, address))
+
+
+def set_player_summaries(store, game: str, on: bool) -> None:
+    """Whether players get the public summaries too when the game has a list address."""
+    store._require_transaction("set_player_summaries()")
+    store.conn.execute("insert into mail_games (game, player_summaries) values (?, ?) "
+                       "on conflict (game) do update set player_summaries = excluded.player_summaries",
+                       (game, int(bool(on))))
+
+
+def player_summaries(store, game: str) -> bool:
+    """True (the default) when players get every public summary in their mail; False when
+    the game's list carries them and players get only the final result."""
+    rows = _rows(store, "select player_summaries from mail_games where game = ?", (game,))
+    return bool(rows[0][0]) if rows else True
 
 
 def list_address(store, game: str) -> str | None:

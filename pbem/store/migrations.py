@@ -181,6 +181,14 @@ def m008_outbox_redact(db: Database) -> None:
     db.execute("ALTER TABLE outbox ADD COLUMN redact TEXT")
 
 
+def m010_mail_moments(db: Database) -> None:
+    # One message per player per moment (issue 16): a message may carry files (the final
+    # result carries the export), as JSON [{"filename", "content_type", "text"}]; and per
+    # game, whether players also get the summaries the list carries (1: yes, 0: no).
+    db.execute("ALTER TABLE outbox ADD COLUMN attachments TEXT")
+    db.execute("ALTER TABLE mail_games ADD COLUMN player_summaries INTEGER NOT NULL DEFAULT 1")
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -190,6 +198,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m006_imap,
     m007_deadlines,
     m008_outbox_redact,
+    m010_mail_moments,
 ]
 
 

@@ -56,7 +56,7 @@ MESSAGE_ID_PATTERN = re.compile(r"<[!-;=?-~]+@[!-;=?-~]+>")
 
 _COLUMNS = ("id", "game", "kind", "recipient", "message_id", "subject", "in_reply_to", "refs",
             "auto_submitted", "body_text", "body_html", "queued_at", "state", "attempts",
-            "next_try_at", "last_error", "sent_at", "render")
+            "next_try_at", "last_error", "sent_at", "render", "attachments")
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,7 @@ class OutboxRow:
     last_error: str | None
     sent_at: str | None
     render: str | None = None  # what to render the bodies from, until they are rendered
+    attachments: str | None = None  # JSON [{"filename", "content_type", "text"}]: files sent along
 
     def as_dict(self, bodies: bool = False) -> dict:
         """A JSON-ready dict; the bodies (players' private text) only when asked for."""
@@ -97,7 +98,8 @@ class OutboxRow:
 def queue(store, *, game: str, kind: str, recipient: str, subject: str, text: str,
           html: str | None = None, in_reply_to: str | None = None,
           references: Iterable[str] = (), at: str, domain: str = "pbem.invalid",
-          message_id: str | None = None, render: str | None = None, redact: str | None = None) -> str:
+          message_id: str | None = None, render: str | None = None, redact: str | None = None,
+          attachments: str | None = None) -> str:
     """Queue one message to one recipient; return its Message-ID (``<...@domain>``).
 
     Must run inside ``store.transaction()``, so the message commits (or rolls back) with
@@ -139,11 +141,11 @@ def queue(store, *, game: str, kind: str, recipient: str, subject: str, text: st
     try:
         store.conn.execute(
             "insert into outbox (game, kind, recipient, message_id, subject, in_reply_to, refs,"
-            " auto_submitted, body_text, body_html, queued_at, state, attempts, next_try_at, render, redact)"
-            " values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?)",
+            " auto_submitted, body_text, body_html, queued_at, state, attempts, next_try_at, render, redact,"
+            " attachments) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
             [game, kind, recipient, message_id, subject, in_reply_to, " ".join(refs),
              AUTO_REPLIED if kind == "answer" else AUTO_GENERATED, text, html, at, QUEUED, at, render,
-             redact or None],
+             redact or None, attachments],
         )
     except sqlite3.IntegrityError:  # the only constraint a checked row can break
         raise StoreError(f"a message with Message-ID {message_id} is queued already") from None
@@ -233,6 +235,13 @@ def set_bodies(store, render: str, game: str, text: str, html: str | None) -> No
     store._require_transaction("outbox.set_bodies()")
     store.conn.execute("update outbox set body_text = ?, body_html = ?, render = null"
                        " where game = ? and render = ? and state = ?", [text, html, game, render, QUEUED])
+
+
+def set_row_bodies(store, row_id: int, text: str, html: str | None, attachments: str | None = None) -> None:
+    """Fill in the bodies (and files) of one queued row that waited to be rendered."""
+    store._require_transaction("outbox.set_row_bodies()")
+    store.conn.execute("update outbox set body_text = ?, body_html = ?, attachments = ?, render = null"
+                       " where id = ? and state = ?", [text, html, attachments, row_id, QUEUED])
 
 
 def get(store, row_id: int) -> OutboxRow | None:

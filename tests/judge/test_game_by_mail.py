@@ -79,6 +79,12 @@ class Clock:
 
 # ---------------------------------------------------------------------- reading a private message
 
+def private_part(name: str, text: str) -> str | None:
+    """The private message inside ``text`` (from its heading on), if there is one."""
+    found = re.search(rf"^g1 - Tortuga(?: 1667)? - private message for {name}\n", text, re.M)
+    return text[found.start():] if found else None
+
+
 def read_private(text: str) -> dict:
     """What a player learns from their private message: the requests they owe (kind,
     sealed, whether reveals are open, the options and the default) and the seal token."""
@@ -86,7 +92,7 @@ def read_private(text: str) -> dict:
     for chunk in text.split("\nYou owe: ")[1:]:
         head = chunk.splitlines()[0]
         kind, _, rest = head.partition(", ")
-        options = re.search(r"^\s*Send exactly one of: (.+)$", chunk, re.M)
+        options = re.search(r"^\s*(?:Send|Choose) exactly one of: (.+)$", chunk, re.M)
         default = re.search(r"If you are late, the default applies: (\S+)", chunk)
         requests.append({
             "kind": kind, "sealed": rest.startswith("sealed"),
@@ -125,10 +131,11 @@ class Player:
         return self._password
 
     def latest_private(self):
-        """The newest private message in the mailbox (answers are 'Re: ...', summaries public)."""
+        """The newest message that carries the player's private message: alone, or after the
+        answer to their mail and the summary (one message per moment)."""
         inbox = self.inbox
         for message in inbox[self._read:]:
-            if message["Subject"].startswith("[g1] private message for"):
+            if private_part(self.name, text_of(message)) is not None:
                 self._latest = message
         self._read = len(inbox)
         return self._latest
@@ -139,7 +146,7 @@ class Player:
         if private is None or private["Message-ID"] in self.handled:
             return None
         self.handled.add(private["Message-ID"])
-        owed = self.read(text_of(private))
+        owed = self.read(private_part(self.name, text_of(private)))
         lines = []
         for request in owed["requests"]:
             if request["sealed"] and request["commit"]:
@@ -398,11 +405,15 @@ def check_the_mail(store, room, players) -> None:
     # The list gets every public summary and the final result, never a private message or an answer.
     listed = Counter(kind[m["Message-ID"]] for m in room.inbox(LIST))
     assert set(listed) == {"summary", "result"} and listed["result"] == 1, listed
-    assert listed["summary"] == len({r["subject"] for r in rows if r["kind"] == "summary"}) > 5
+    assert listed["summary"] == len([r for r in rows if r["kind"] == "summary" and r["recipient"] == LIST]) > 5
+    # Every player gets what the list gets, within their own messages (one per moment).
+    heads = [re.search(r"^Chain head: event \d+ \w+", text_of(m), re.M).group(0) for m in room.inbox(LIST)]
+    for name, player in players.items():
+        theirs = "\n".join(text_of(m) for m in player.inbox)
+        assert [h for h in heads if h not in theirs] == [], name
     # No public message shows a password or a salt (the reveals' salts are public only in the log).
     secrets_ = list(passwords.values()) + [salt for each in salts.values() for salt in each]
-    public = [r.message for r in room.received if kind[r.message["Message-ID"]] in ("summary", "result")]
-    assert len(public) == 5 * len(room.inbox(LIST))
+    public = room.inbox(LIST)
     assert not [secret for m in public for text in bodies(m) for secret in secrets_ if secret in text]
 
 
