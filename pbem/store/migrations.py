@@ -175,6 +175,13 @@ def m007_deadlines(db: Database) -> None:
     )
 
 
+def m010b_plain_mail(db: Database) -> None:
+    # Who wants the judge's mail as plain text only (pbem address ... --plain): a player,
+    # or a game's list address. The others get an HTML part with the board as a picture.
+    db["mail_players"].add_column("plain", int, not_null_default=0)
+    db["mail_games"].add_column("plain", int, not_null_default=0)
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -183,6 +190,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m005_snapshot_digest,
     m006_imap,
     m007_deadlines,
+    m010b_plain_mail,
 ]
 
 
