@@ -180,7 +180,8 @@ def list_games(db: DbOption = None, as_json: JsonOption = False):
             report = reports.status(commands.load(store, name), store.head(name))
         _mark_overdue(report)
         rows.append({"game": name, "players": report["players"], "started": report["started"],
-                     "round": report["round"], "phase": report["phase"], "finished": report["finished"],
+                     "round": report["round"], "round_word": report.get("round_word", "round"),
+                     "phase": report["phase"], "finished": report["finished"],
                      "waiting": sorted({w["player"] for w in report["waiting"]}),
                      "overdue": report["overdue"], "mail": mail.get(name) or mailing.get(name)})
     lines = [_game_line(r) for r in rows] or ["no games yet (pbem new)"]
@@ -213,7 +214,7 @@ def _game_line(r: dict) -> str:
     elif not r["waiting"]:
         state = "play ended (seed revealed)"
     else:
-        state = f"round {r['round']}, {r['phase']}; waiting for {', '.join(map(safe, r['waiting']))}"
+        state = f"{r.get('round_word', 'round')} {r['round']}, {r['phase']}; waiting for {', '.join(map(safe, r['waiting']))}"
         if r["overdue"]:
             state += f" (OVERDUE: {', '.join(map(safe, r['overdue']))})"
     if r["mail"]:
@@ -270,6 +271,8 @@ def _cached_status(store, game: str):
     except UnreadableSnapshot:
         return None
     report = data.get("status") if data is not None else None
+    if isinstance(report, dict) and report.get("started") and "round_word" not in report:
+        return None  # cached by an older pbem: replay, for the game's own word for a round
     return report if isinstance(report, dict) else None
 
 
