@@ -179,6 +179,7 @@ def list_games(db: DbOption = None, as_json: JsonOption = False):
             from ..protocol import commands, reports
             report = reports.status(commands.load(store, name), store.head(name))
         _mark_overdue(report)
+        _name_rounds(report)
         rows.append({"game": name, "players": report["players"], "started": report["started"],
                      "round": report["round"], "round_word": report.get("round_word", "round"),
                      "phase": report["phase"], "finished": report["finished"],
@@ -236,6 +237,7 @@ def status(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
         from ..protocol import commands, reports
         report = reports.status(commands.load(store, game), store.head(game))
     _mark_overdue(report)
+    _name_rounds(report)
     report["mail"] = tables.mail_state(store, game)
     if report["mail"] is not None:
         report["mail"]["last_fetch"] = tables.last_fetch(store)
@@ -258,6 +260,14 @@ def _mark_overdue(report: dict) -> dict:
     return report
 
 
+def _name_rounds(report: dict) -> dict:
+    """The game's own word for a round (1667's summaries say "turn"): added when reporting,
+    not cached, so a snapshot's status stays what a fresh replay gives (audit compares them)."""
+    from ..games import round_word
+    report["round_word"] = round_word(report.get("type"))
+    return report
+
+
 def _cached_status(store, game: str):
     """The report cached with the snapshot at the head (checked by audit): this path
     needs neither the rules nor a replay, so status answers at once. None when there is
@@ -271,8 +281,6 @@ def _cached_status(store, game: str):
     except UnreadableSnapshot:
         return None
     report = data.get("status") if data is not None else None
-    if isinstance(report, dict) and report.get("started") and "round_word" not in report:
-        return None  # cached by an older pbem: replay, for the game's own word for a round
     return report if isinstance(report, dict) else None
 
 

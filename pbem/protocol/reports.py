@@ -52,7 +52,7 @@ def status(session: Session, head: tuple[int, str]) -> dict:
     if session.state is not None:
         view = session.rules.view(session.state, None)
         report.update(round=view.get("round", session.state.round), step=view.get("step", session.state.step),
-                      phase=view["phase"], round_word=getattr(session.rules, "ROUND_WORD", "round"),
+                      phase=view["phase"],
                       start_player=view.get("start_player"), waiting=waiting(session))
         if session.sealed is not None:
             report["sealed_step"] = {

@@ -17,7 +17,6 @@ from .views import view
 
 NAME = "tortuga1667"
 EXAMPLES = {"sealed": "vote 2", "open": "peek 2,4"}  # for help texts (the email judge's)
-ROUND_WORD = "turn"  # what the summaries and `pbem status` call a round
 OPTIONS = {"variant": VARIANTS}
 
 __all__ = ["NAME", "MIN_PLAYERS", "MAX_PLAYERS", "setup", "pending", "check", "normalize", "apply", "default",
