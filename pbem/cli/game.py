@@ -194,8 +194,10 @@ def list_games(db: DbOption = None, as_json: JsonOption = False):
             from ..protocol import commands, reports
             report = reports.status(commands.load(store, name), store.head(name))
         _mark_overdue(report)
+        _name_rounds(report)
         rows.append({"game": name, "players": report["players"], "started": report["started"],
-                     "round": report["round"], "phase": report["phase"], "finished": report["finished"],
+                     "round": report["round"], "round_word": report.get("round_word", "round"),
+                     "phase": report["phase"], "finished": report["finished"],
                      "waiting": sorted({w["player"] for w in report["waiting"]}),
                      "overdue": report["overdue"], "mail": mail.get(name) or mailing.get(name)})
     lines = [_game_line(r) for r in rows] or ["no games yet (pbem new)"]
@@ -228,7 +230,7 @@ def _game_line(r: dict) -> str:
     elif not r["waiting"]:
         state = "play ended (seed revealed)"
     else:
-        state = f"round {r['round']}, {r['phase']}; waiting for {', '.join(map(safe, r['waiting']))}"
+        state = f"{r.get('round_word', 'round')} {r['round']}, {r['phase']}; waiting for {', '.join(map(safe, r['waiting']))}"
         if r["overdue"]:
             state += f" (OVERDUE: {', '.join(map(safe, r['overdue']))})"
     if r["mail"]:
@@ -250,6 +252,7 @@ def status(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
         from ..protocol import commands, reports
         report = reports.status(commands.load(store, game), store.head(game))
     _mark_overdue(report)
+    _name_rounds(report)
     report["mail"] = tables.mail_state(store, game)
     if report["mail"] is not None:
         report["mail"]["last_fetch"] = tables.last_fetch(store)
@@ -269,6 +272,14 @@ def _mark_overdue(report: dict) -> dict:
         if "due" in entry:
             entry["overdue"] = entry["due"] <= now
     report["overdue"] = sorted({w["player"] for w in report.get("waiting", []) if w.get("overdue")})
+    return report
+
+
+def _name_rounds(report: dict) -> dict:
+    """The game's own word for a round (1667's summaries say "turn"): added when reporting,
+    not cached, so a snapshot's status stays what a fresh replay gives (audit compares them)."""
+    from ..games import round_word
+    report["round_word"] = round_word(report.get("type"))
     return report
 
 

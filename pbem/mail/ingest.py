@@ -398,8 +398,10 @@ def _status_text(store, game: str, session, tz: str | None = None) -> str:
     report = reports.status(session, store.head(game))
     waiting = "; ".join(f"{w['player']} ({w['kind']}" + (f", due {shown(w['due'], tz, seconds=False)}" if "due" in w else "")
                         + ")" for w in report["waiting"]) or "nobody"
-    where = (f"round {report['round']}, step {report['step']}, {report['phase']}" if report["started"]
-             else "not started")
+    from ..games import round_word
+    word = round_word(report.get("type"))  # the game's own word for a round: 1667 says "turn"
+    step = f", step {report['step']}" if word == "round" or report["step"] else ""
+    where = f"{word} {report['round']}{step}, {report['phase']}" if report["started"] else "not started"
     return f"{game}: {where}; waiting for: {waiting}; chain head {report['chain_head']['seq']} {report['chain_head']['hash'][:16]}"
 
 

@@ -189,6 +189,13 @@ def m010_mail_moments(db: Database) -> None:
     db.execute("ALTER TABLE mail_games ADD COLUMN player_summaries INTEGER NOT NULL DEFAULT 1")
 
 
+def m010b_plain_mail(db: Database) -> None:
+    # Who wants the judge's mail as plain text only (pbem address ... --plain): a player,
+    # or a game's list address. The others get an HTML part with the board as a picture.
+    db["mail_players"].add_column("plain", int, not_null_default=0)
+    db["mail_games"].add_column("plain", int, not_null_default=0)
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -199,6 +206,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m007_deadlines,
     m008_outbox_redact,
     m010_mail_moments,
+    m010b_plain_mail,
 ]
 
 

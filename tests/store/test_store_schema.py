@@ -12,7 +12,7 @@ from pbem.store.migrations import MIGRATIONS
 AT = "2024-05-01T12:00:00Z"  # the store is given its times in tests, never the clock
 EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m004_judge",
                   "m005_snapshot_digest", "m006_imap",
-                  "m007_deadlines", "m008_outbox_redact", "m010_mail_moments"]
+                  "m007_deadlines", "m008_outbox_redact", "m010_mail_moments", "m010b_plain_mail"]
 
 
 def columns(db, table):
@@ -76,8 +76,11 @@ def test_blank_database_migrates_to_full_schema(db_path):
             (["message_id"], 1),
         ]
         assert columns(db, "mail_players") == [("game", "TEXT"), ("player", "TEXT"), ("address", "TEXT"),
-                                               ("password_hash", "TEXT"), ("tz", "TEXT")]
+                                               ("password_hash", "TEXT"), ("tz", "TEXT"), ("plain", "INTEGER")]
         assert db["mail_players"].pks == ["game", "player"]
+        assert columns(db, "mail_games") == [("game", "TEXT"), ("list_address", "TEXT"), ("player_summaries", "INTEGER"),
+                                                 ("plain", "INTEGER")]
+        assert {c.name: c.default_value for c in db["mail_games"].columns}["plain"] == "0"
         assert db["mail_seen"].pks == ["key"]
         assert columns(db, "mail_strikes") == [("id", "INTEGER"), ("address", "TEXT"), ("kind", "TEXT"), ("at", "TEXT")]
         assert columns(db, "imap_folders") == [("account", "TEXT"), ("folder", "TEXT"), ("uidvalidity", "INTEGER"),
@@ -107,10 +110,13 @@ def test_blank_database_migrates_to_full_schema(db_path):
 def test_migration_list_is_numbered_in_order():
     names = [migration.__name__ for migration in MIGRATIONS]
     assert names == EXPECTED_NAMES
-    numbers = [int(name[1:4]) for name in names]
-    assert all(name[0] == "m" and name[4] == "_" for name in names)
-    # in order; branches own numbers (m008, m009, m010 ...) that the merge makes gapless
-    assert numbers == sorted(set(numbers)) and numbers[0] == 1
+    import re
+    # m001_..., m002_...: numbered in order; a letter after the number (m010b_) marks a
+    # migration made beside another of the same number on a parallel branch
+    found = [re.fullmatch(r"m(\d{3})([a-z]?)_[a-z0-9_]+", name) for name in names]
+    assert all(found), names
+    keys = [(int(m.group(1)), m.group(2)) for m in found]
+    assert keys == sorted(set(keys)) and keys[0] == (1, "")
 
 
 def test_reopening_does_not_rerun_migrations(db_path):
