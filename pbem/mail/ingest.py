@@ -1,7 +1,7 @@
 """The email judge's pipeline for one incoming message:
 
-    read (bytes -> Incoming) -> seen? -> screen (loops, bounces, lists) -> rate limits
-    -> route (game, player) -> limits (size, lines) -> authenticate (password or signatures)
+    read (bytes -> Incoming) -> seen? -> screen (loops, bounces, lists) -> bounces (read what
+    failed: pbem.mail.bounces) -> rate limits -> route (game, player) -> limits (size, lines) -> authenticate (password or signatures)
     -> the protocol's own commands, one savepoint each -> answer (outbox) -> mark seen
 
 All of it is one transaction (or, for a batch from an mbox or Maildir, one savepoint in the
@@ -59,6 +59,7 @@ class Result:
     address: str | None = None  # where the answer went: the player's registered address
     answered: bool = False
     lines: list = field(default_factory=list)  # {"line", "ok", "text"}
+    bounced: list = field(default_factory=list)  # what a bounce reported, one phrase an address
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -157,7 +158,8 @@ def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, 
 def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result: Result) -> None:
     reason = screen(msg, tuple(a.lower() for a in judge_addresses))
     if reason:
-        raise _Stop(f"not answered: {reason}")
+        result.bounced = _bounces(store, raw, now)
+        raise _Stop(f"not answered: {reason}" + (f"; bounce: {', '.join(result.bounced)}" if result.bounced else ""))
     if not msg.sender:
         raise _Stop("not answered: no sender address")
     registered = tables.players_at(store, msg.sender)
@@ -168,6 +170,7 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
         raise _Stop("unknown sender", f"The address {msg.sender} is not registered with this judge for any game, "
                                       f"so nothing was done. Ask your moderator to register it "
                                       f"(pbem address GAME PLAYER EMAIL).")
+    _alive(store, msg.sender)
     from .quoting import command_lines
     reading = read_lines(command_lines(msg.text))
     row = _route(store, msg, reading, registered)
@@ -222,6 +225,21 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
     failed = [line for line in result.lines if not line["ok"]]
     result.outcome = "applied" if not failed else ("refused" if len(failed) == len(result.lines) else "partly applied")
     raise _Stop(result.outcome, _answer_text(store, row, result, session))
+
+
+def _bounces(store, raw: bytes, now: str) -> list[str]:
+    """The bounce step: automatic mail is read for the addresses that failed (and never
+    answered); see ``pbem.mail.bounces``."""
+    from . import bounces
+    found = bounces.read(raw)
+    return bounces.record(store, found, now) if found is not None else []
+
+
+def _alive(store, address: str) -> None:
+    """A player's address that mails the judge works again: its failures are forgotten, and
+    reminders go to it again (``pbem.mail.failures``)."""
+    from . import failures
+    failures.clear(store, address)
 
 
 def _route(store, msg, reading, registered):
