@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 # A bounce quotes at most the judge's own message (a few tens of KiB): anything bigger is
 # not read for failures, so no hostile "bounce" costs the detectors' time.
 MAX_BOUNCE_BYTES = 256 * 1024
+_CONTINUED = re.compile(r"(?<=\S) \d{3}[- ]\d\.\d{1,3}\.\d{1,3} +")
 _MESSAGE_ID = re.compile(rb"(?im)^[ \t]*Message-ID:[ \t]*(<[^<>\s]+@[^<>\s]+>)")
 
 
@@ -109,6 +110,7 @@ def _dsn_fields(msg) -> dict[str, str]:
             recipient = block.get("Final-Recipient") or block.get("Original-Recipient") or ""
             address = _address(recipient.rpartition(";")[2])
             words = " ".join((block.get("Diagnostic-Code") or "").partition(";")[2].split())
+            words = _CONTINUED.sub(" ", words)  # a multi-line reply reads as one sentence
             status = (block.get("Status") or "").strip()
             if address:
                 out[address] = " ".join(x for x in (words, f"(status {status})" if status else "") if x)

@@ -199,7 +199,8 @@ def send_due(store, config: MailConfig, now: str,
         report.left = len(rows)
         return report
     try:
-        for index, row in enumerate(rows):
+        tried = {row.id for row in rows}
+        for index, row in enumerate(_and_notices(store, rows, tried, report, moment)):
             if should_stop is not None and should_stop():
                 report.left = len(rows) - index
                 break
@@ -227,6 +228,19 @@ def send_due(store, config: MailConfig, now: str,
     return report
 
 
+def _and_notices(store, rows: list, tried: set, report: SendReport, moment):
+    """``rows``, then the moderators' notices that failures in this run queued (told within
+    the same run, not one run later); ``rows`` grows as they are added."""
+    index = 0
+    while index < len(rows):
+        yield rows[index]
+        index += 1
+        if index == len(rows) and any(r.given_up for r in report.results):
+            fresh = [row for row in outbox.due(store, moment()) if row.id not in tried and row.kind == "notice"]
+            tried.update(row.id for row in fresh)
+            rows.extend(fresh)
+
+
 def render_pending(store) -> int:
     """Render the bodies of rows queued as what to render (public summaries), each summary
     once for all its recipients; returns how many summaries were rendered."""
@@ -251,6 +265,8 @@ def _failed(store, row: outbox.OutboxRow, error: str, now: str, permanent: bool 
         failures.record(store, failed.recipient, words, now, certain=certain)
     next_try = outbox.mark_failed(store, row.id, error, now, permanent=permanent, deferred=deferred,
                                   on_given_up=given_up)
+    if next_try is None:  # the words kept may say more (how long it was refused for)
+        error = outbox.get(store, row.id).last_error or error
     return _result(row, FAILED, error=outbox.one_line(error), next_try_at=next_try, given_up=next_try is None)
 
 
