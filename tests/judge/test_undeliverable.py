@@ -311,3 +311,18 @@ def test_a_settled_requests_queued_reminder_is_dropped_unless_handed_to_smtp(mod
     assert states["frank@example.org"][0] == states["lothar@example.org"][0] == "queued"
     assert outbox.due(game.store, when(19))  # the others still go
     assert reminders["ani@example.org"]["id"] not in {r.id for r in outbox.due(game.store, when(30))}
+
+
+def test_only_the_start_of_a_bounce_is_read_so_a_long_one_still_counts_and_a_hostile_one_costs_little():
+    from pbem.mail import bounces
+    long_tail = bounce("postfix", message_id="<pbem.kept@example.org>").replace(
+        b"g1 - Tortuga - private message for frank\n", b"a line of the returned message\n" * 40000)
+    assert len(long_tail) > 1_000_000
+    found = bounces.read(long_tail)
+    assert [f.address for f in found.failures] == ["frank@example.org"]
+    assert found.message_ids == ("<pbem.kept@example.org>",)
+    nested = (b"Return-Path: <>\nFrom: MAILER-DAEMON@relay.example.net\nMIME-Version: 1.0\n"
+              + b"".join(b'Content-Type: multipart/mixed; boundary="n%d"\n\n--n%d\n' % (i, i) for i in range(100))
+              + b"Content-Type: text/plain\n\nfrank@example.org: 550 user unknown\n")
+    assert bounces.read(nested) is None
+    assert bounces.read(b"From: someone@example.org\n\nhello\n") is None
