@@ -127,6 +127,7 @@ def tick(store, now: str, game: str | None = None, on_action=None) -> list[Actio
             _tick_game(store, name, now, said)
         except _errors() as exc:  # a game that cannot be read (damaged, say) holds up no other
             said(Action(name, "-", "failed", None, None, "-", "-", error=_one_line(exc)))
+        maybe_crash("tick:after-game")
     return actions
 
 
@@ -221,7 +222,6 @@ def _notify(store, game: str, key: tuple, due: str, stage: str, now: str, rules)
         return None
     except _errors() as exc:
         return Action(game, player, "failed", round_, step, kind, due, error=_one_line(exc))
-    maybe_crash("tick:after-notice")
     return Action(game, player, "reminded" if stage == REMINDER else "told late", round_, step, kind, due,
                   message_id=message_id)
 

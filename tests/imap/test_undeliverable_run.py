@@ -164,12 +164,14 @@ def test_a_reminder_queued_before_a_kill_and_settled_after_it_never_arrives(tmp_
     passwords = {r["recipient"]: re.search(r"Your mail password for this game: (\S+)", r["body_text"]).group(1)
                  for r in judge.rows() if "Your mail password" in r["body_text"]}
 
-    # the judge queues a reminder, and is killed before it can send it
+    # the judge queues the reminders, and is killed before it can send them
     judge.set_clock(later(judge.start, 18))
-    crashed = judge.one_pass(crash_at="tick:after-notice")
+    crashed = judge.one_pass(crash_at="tick:after-game")
     assert crashed.returncode == CRASH_EXIT_CODE, crashed.stdout + crashed.stderr
-    [(message_id, player)] = judge.query("select message_id, player from mail_reminders")
-    assert judge.rows(message_id=message_id)[0]["state"] == "queued"
+    reminders = dict(judge.query("select player, message_id from mail_reminders"))
+    assert sorted(reminders) == ["ani", "frank"]
+    assert {judge.rows(message_id=m)[0]["state"] for m in reminders.values()} == {"queued"}
+    player, message_id = "ani", reminders["ani"]
 
     # the player answers before the judge is back: the request is settled
     from pbem.protocol import commands
@@ -184,10 +186,10 @@ def test_a_reminder_queued_before_a_kill_and_settled_after_it_never_arrives(tmp_
     applied = cli("mail", "ingest", "--file", mail, "--judge", JUDGE, "--db", judge.db).stdout
     assert "(g1, " + player + "): applied" in applied, applied
 
-    # back again: everything due goes out, but not the stale reminder
+    # back again: everything due goes out, frank's reminder too, but not ani's stale one
     judge.one_pass()
     [row] = judge.rows(message_id=message_id)
     assert row["state"] == "dropped" and row["last_error"] == "its request was settled before it went"
-    arrived = [m["Message-ID"] for r in server.handler.received for m in [r.message]]
-    assert message_id not in arrived
+    arrived = [r.message["Message-ID"] for r in server.handler.received]
+    assert message_id not in arrived and reminders["frank"] in arrived
     assert all(r["state"] in ("sent", "dropped") for r in judge.rows())
