@@ -73,6 +73,10 @@ class _Stop(Exception):
         self.outcome, self.answer = outcome, answer
 
 
+class _Screened(_Stop):
+    """The screen's verdict: automatic mail, never answered (the bounce step reads it)."""
+
+
 def ingest(store, raw: bytes, now: str, judge_addresses: tuple[str, ...] = ()) -> Result:
     """Act on one message (RFC 5322 bytes) once, in one transaction; see the module docstring."""
     return ingest_many(store, [raw], lambda: now, judge_addresses)[0]
@@ -145,6 +149,10 @@ def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, 
         _pipeline(store, msg, raw, now, judge_addresses, screen, result)
     except _Stop as stop:
         result.outcome = stop.outcome
+        if isinstance(stop, _Screened):  # automatic mail: read it for bounces, never answer it
+            result.bounced = _bounces(store, raw, now)
+            if result.bounced:
+                result.outcome += f"; bounce: {', '.join(result.bounced)}"
         if stop.answer is not None:
             _answer(store, msg, result, stop.answer, now)
     if result.outcome.startswith("not answered: ") and not result.game:
@@ -158,8 +166,7 @@ def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, 
 def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result: Result) -> None:
     reason = screen(msg, tuple(a.lower() for a in judge_addresses))
     if reason:
-        result.bounced = _bounces(store, raw, now)
-        raise _Stop(f"not answered: {reason}" + (f"; bounce: {', '.join(result.bounced)}" if result.bounced else ""))
+        raise _Screened(f"not answered: {reason}")
     if not msg.sender:
         raise _Stop("not answered: no sender address")
     registered = tables.players_at(store, msg.sender)
