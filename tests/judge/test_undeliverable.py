@@ -326,3 +326,16 @@ def test_only_the_start_of_a_bounce_is_read_so_a_long_one_still_counts_and_a_hos
               + b"Content-Type: text/plain\n\nfrank@example.org: 550 user unknown\n")
     assert bounces.read(nested) is None
     assert bounces.read(b"From: someone@example.org\n\nhello\n") is None
+
+
+def test_a_score_not_raised_for_seven_days_starts_again(moderated):
+    game = moderated()
+    from pbem.mail import ingest as pipeline
+    scores = []
+    for n, hours in enumerate((1, 25, 25 + 8 * 24)):
+        raw = bounce("exim", message_id=f"<other{n}@example.org>").replace(b"Message-I", f"X-N: {n}\nMessage-I".encode(), 1)
+        pipeline.ingest(game.store, raw, when(hours), ("judge@example.org",))
+        scores.append((failures.get(game.store, "frank@example.org")["score"],
+                       failures.get(game.store, "frank@example.org")["since"]))
+    assert scores == [(1, when(1)), (2, when(1)), (1, when(25 + 8 * 24))]
+    assert not failures.is_dead(game.store, "frank@example.org")
