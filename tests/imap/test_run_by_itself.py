@@ -437,7 +437,9 @@ def check_the_mail(store, room, sent, events, judge) -> int:
     # ... once, but for a message in doubt when the judge was killed (the server had taken it,
     # the outbox had not marked it yet): sent again, the same message with the same Message-ID.
     doubled = {key: n for key, n in arrived.items() if n > 1}
-    assert set(doubled.values()) <= {2} and len(doubled) <= judge.kills + judge.crashes, doubled
+    # each extra copy needs a kill in its moment of doubt (killed again while it was resent,
+    # on a slow machine, a message arrives a third time)
+    assert sum(n - 1 for n in doubled.values()) <= judge.kills + judge.crashes, doubled
     for (rcpt, message_id) in doubled:
         copies = [r.message for r in room.received if r.message["Message-ID"] == message_id and rcpt in r.rcpt_tos]
         assert len({(m["Subject"], _digest(m)) for m in copies}) == 1, f"{message_id}: two different messages"
