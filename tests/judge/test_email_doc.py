@@ -23,7 +23,9 @@ DOC = Path(__file__).parents[2] / "docs" / "email.md"
 README = Path(__file__).parents[2] / "README.md"
 PBEM = typer.main.get_command(app)
 SECTIONS = ["Setting up a game by mail", "What a player may send", "What the judge reads in a message",
-            "Sending: the outbox", "Deadlines and reminders", "Configuration", "Fetching by IMAP",
+            "Loop safety: mail the judge never answers", "Limits on a message",
+            "What the database holds that is secret", "Sending: the outbox", "Deadlines and reminders",
+            "When mail cannot be delivered", "Configuration", "Fetching by IMAP",
             "Running by itself: `pbem mail run`", "Examples"]
 EXAMPLES = ["welcome", "answer", "refusal", "reminder", "moment", "summary", "list", "result"]
 # commands that need no mail server: run for real, in this order, on one database
