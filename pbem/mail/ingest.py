@@ -157,7 +157,9 @@ def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, 
             _pipeline(store, msg, exceeded or msg.over_limit, now, judge_addresses, screen, result)
         except _Stop as stop:
             result.outcome = stop.outcome
-            if isinstance(stop, _Screened):  # automatic mail: read it for bounces, never answer it
+            # automatic mail: read it for bounces, never answer it; a message past the limits
+            # is no mail system's report (those are small), and reading it would parse it
+            if isinstance(stop, _Screened) and exceeded is None:
                 result.bounced = _bounces(store, raw, now)
                 if result.bounced:
                     result.outcome += f"; bounce: {', '.join(result.bounced)}"
