@@ -160,9 +160,10 @@ def test_a_dead_address_under_the_running_judge(tmp_path, cli, refusing, dovecot
 def test_a_reminder_queued_before_a_kill_and_settled_after_it_never_arrives(tmp_path, cli, refusing):
     server = refusing({})
     judge = Judge(tmp_path, cli, server.port)
-    judge.one_pass()  # the welcomes
+    # the passwords, read before the welcomes go (once sent, they leave the stored bodies)
     passwords = {r["recipient"]: re.search(r"Your mail password for this game: (\S+)", r["body_text"]).group(1)
                  for r in judge.rows() if "Your mail password" in r["body_text"]}
+    judge.one_pass()  # the welcomes
 
     # the judge queues the reminders, and is killed before it can send them
     judge.set_clock(later(judge.start, 18))
