@@ -1,9 +1,9 @@
 """The email judge's pipeline for one incoming message:
 
     limits (bytes) -> read (bytes -> Incoming) -> seen? -> screen (loops, bounces, lists)
-    -> bounces (read what failed: pbem.mail.bounces) -> rate limits -> route (game, player)
-    -> refuse what is past a limit (size, parts, lines, ... see ``pbem.mail.limits``; command
-    lines) -> authenticate (password or signatures)
+    -> bounces (what the screen turned away is read for addresses that failed: pbem.mail.bounces)
+    -> rate limits -> route (game, player) -> refuse what is past a limit (size, parts,
+    lines, ... see ``pbem.mail.limits``; command lines) -> authenticate (password or signatures)
     -> the protocol's own commands, one savepoint each -> answer (outbox) -> mark seen
 
 All of it is one transaction (or, for a batch from an mbox or Maildir, one savepoint in the
