@@ -106,6 +106,8 @@ def follow_ups(store, session, before: dict, position: tuple, seq: int, at: str,
     messages when ``privates`` is false: see ``hold_privates``)."""
     if session.seq == seq:
         return
+    from .deadlines import drop_settled
+    drop_settled(store, session, at)
     if privates:
         _queue_privates(store, session, before, seq, at)
     where = _position(session) + (session.seed_revealed,)
@@ -150,19 +152,22 @@ def queue_private(store, session, player: str, at: str, notice: str = "", kind: 
     row = tables.mail_player(store, session.game_id, player)
     if row is None:
         return None
-    # text only: a private message is read on a phone as often as not, and rendering the
-    # HTML board for every move would double the judge's work per message
     from .moment import current
-    text = notice + (summary.render_private(session, player, "text", tz=row.tz, by_mail=True)[1] if session.started else
-                     _not_started(session)) + _how_to_reply(session, player)
+    body = (summary.render_private(session, player, "text", tz=row.tz, by_mail=True)[1] if session.started else
+            _not_started(session))
+    how = _how_to_reply(session, player)
+    text = notice + body + how
     html = None
+    if session.started and not row.plain:  # the HTML part says all the text says, and draws the board
+        from .htmlmail import Html, document
+        html = document(notice, Html(summary.render_private(session, player, "html", tz=row.tz, by_mail=True)[1]), how)
     where = "before the start" if session.state is None else _where(session)
     subject = subject or f"{subject_tag(session.game_id)} private message for {player}: {where}"
     m = current(store)
     # goes out with the rest of the moment, after the answer; a message with a password in it
     # goes alone, so that the outbox can cut the password out once it is sent (``redact``)
     if m is not None and kind == "private" and not secret:
-        m.add_private(session.game_id, player, row.address, text, subject)
+        m.add_private(session.game_id, player, row.address, text, subject, html=html)
         return None
     return outbox.queue(store, game=session.game_id, kind=kind, recipient=row.address, subject=subject,
                         text=text, html=html, in_reply_to=in_reply_to, at=at, domain=_domain(store),
@@ -277,10 +282,11 @@ def check_address(address: str) -> str:
 
 
 def register(store, game: str, player: str, address: str, at: str, new_password: bool = False,
-             tz: str | None = None) -> dict:
+             tz: str | None = None, plain: bool | None = None) -> dict:
     """Set ``player``'s address in ``game`` (and time zone ``tz``, an IANA name; "" removes
-    it). In a game without signatures a player without a password (or with
-    ``new_password``) gets a fresh one, mailed once and kept only hashed. Runs in one
+    it; and ``plain``: mail as plain text only, or with an HTML part and the board as a
+    picture; None keeps it). In a game without signatures a player without a password (or
+    with ``new_password``) gets a fresh one, mailed once and kept only hashed. Runs in one
     transaction with the private message that carries the password."""
     from ..protocol import commands
     from ..render.times import check_zone
@@ -309,21 +315,56 @@ def register(store, game: str, player: str, address: str, at: str, new_password:
         if not signed and (new_password or old is None or not old.password_hash or dropped):
             password = make_password()
         tables.set_address(store, game, player, address, hash_password(password) if password else None, tz)
+        if plain is not None:
+            tables.set_plain(store, game, player, plain)
+        from . import failures
+        failures.clear(store, address)  # given (again) by the moderator: tried afresh, reminders included
         if password or old is None or old.address != address:
             notice = _welcome(session, player, password)
             queue_private(store, session, player, at, notice=notice, secret=password)
     changed = old is not None and old.address != address
     return {"game": game, "player": player, "address": address, "password_sent": bool(password),
             "changed": changed, "private_queued": bool(password) or old is None or changed,
-            "dropped": dropped, "tz": tables.mail_player(store, game, player).tz}
+            "dropped": dropped, "tz": tables.mail_player(store, game, player).tz,
+            "plain": tables.mail_player(store, game, player).plain}
 
 
-def set_list(store, game: str, address: str | None) -> str | None:
+def set_plain(store, game: str, player: str | None, plain: bool) -> dict:
+    """Mail ``player`` (None: the game's list address) as plain text only, or not."""
+    from ..protocol import commands
+    from ..protocol.errors import Refused
+    with store.atomic():
+        session = commands.load(store, game)
+        if player is None:
+            if not tables.list_address(store, game):
+                raise Refused(f"game {game} has no list address; set one first: pbem address {game} --list ADDRESS")
+        else:
+            session.player(player)
+            if tables.mail_player(store, game, player) is None:
+                raise Refused(f"{player} has no address in game {game}; give one: pbem address {game} {player} EMAIL")
+        tables.set_plain(store, game, player, plain)
+    return {"game": game, "player": player, "plain": plain}
+
+
+def set_list(store, game: str, address: str | None, plain: bool | None = None) -> str | None:
     from ..protocol import commands
     address = check_address(address) if address else None
     with store.atomic():
         commands.load(store, game)
         tables.set_list_address(store, game, address)
+        if plain is not None:
+            tables.set_plain(store, game, None, plain)
+    return address
+
+
+def set_moderator(store, game: str, address: str | None) -> str | None:
+    """Where the moderator of ``game`` is told what needs them (mail to a player that
+    cannot be delivered); None removes it."""
+    from ..protocol import commands
+    address = check_address(address) if address else None
+    with store.atomic():
+        commands.load(store, game)
+        tables.set_moderator_address(store, game, address)
     return address
 
 
@@ -340,9 +381,10 @@ def _welcome(session, player: str, password: str | None) -> str:
 
 def create_game(store, game_id: str, game_type: str, players: list[str], options: dict,
                 addresses: dict[str, str], list_address: str | None, at: str,
-                deadlines: dict | None = None, **settings):
+                deadlines: dict | None = None, moderator: str | None = None, **settings):
     """``pbem new`` with addresses: the game, its addresses, its deadline settings
-    (``deadlines``: remind, grace, on_late; see ``pbem.mail.deadlines``) and the welcome
+    (``deadlines``: remind, grace, on_late; see ``pbem.mail.deadlines``), the moderator's
+    address (told when a player's mail cannot be delivered) and the welcome
     messages (each with the player's mail password) in one transaction."""
     from ..protocol import commands
     from . import deadlines as clock
@@ -355,6 +397,8 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
             clock.configure(store, game_id, **deadlines)
         if list_address:
             tables.set_list_address(store, game_id, list_address)
+        if moderator:
+            tables.set_moderator_address(store, game_id, check_address(moderator))
         for player, address in addresses.items():
             register(store, game_id, player, address, at)
     return session

@@ -242,8 +242,10 @@ def disclosed_votes(record) -> list[dict]:
 
 def final_model(result: dict, game: str, players: list[str], votes_played: list[dict] | None = None) -> dict:
     """The final result from ``rules.result(state)``: every loyalty and the team totals."""
+    totals = result["totals"]
+    # the Dutch player wins on a tie alone: their line says whether the teams tied
     rows = [{"player": p, "team": result["loyalty"][p], "total": result["scores"][p]["total"],
-             "winner": p in result["winners"]} for p in players]
+             "winner": p in result["winners"], "tied": totals["british"] == totals["french"]} for p in players]
     return {"game": game, "winner": result["winner"], "totals": dict(result["totals"]), "rows": rows,
             "winners": list(result["winners"]), "votes": votes_played or []}
 

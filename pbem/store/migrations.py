@@ -189,6 +189,43 @@ def m010_mail_moments(db: Database) -> None:
     db.execute("ALTER TABLE mail_games ADD COLUMN player_summaries INTEGER NOT NULL DEFAULT 1")
 
 
+def m010b_plain_mail(db: Database) -> None:
+    # Who wants the judge's mail as plain text only (pbem address ... --plain): a player,
+    # or a game's list address. The others get an HTML part with the board as a picture.
+    db["mail_players"].add_column("plain", int, not_null_default=0)
+    db["mail_games"].add_column("plain", int, not_null_default=0)
+
+
+def m012_undeliverable(db: Database) -> None:
+    # Mail that cannot be delivered (pbem.mail.failures). An outbox row may end 'failed'
+    # (a permanent refusal, or temporary ones past the retry limit) or 'dropped' (a reminder
+    # whose request was settled before it went). claimed_at: handed to SMTP (never dropped
+    # then); deferred_since: the first temporary refusal of this message, for the limit.
+    db.execute("ALTER TABLE outbox ADD COLUMN claimed_at TEXT")
+    db.execute("ALTER TABLE outbox ADD COLUMN deferred_since TEXT")
+    db.execute("ALTER TABLE outbox ADD COLUMN failed_at TEXT")
+    # Per game: the moderator's address, told when a player's mail cannot be delivered.
+    db.execute("ALTER TABLE mail_games ADD COLUMN moderator_address TEXT")
+    # Per address: its bounce score in the manner of Mailman 3, since when it fails, the
+    # last answer of a mail server about it, and when it was marked "mail not delivered".
+    db.execute(
+        """
+        CREATE TABLE mail_failures (
+            address TEXT PRIMARY KEY NOT NULL,
+            score REAL NOT NULL DEFAULT 0,
+            since TEXT NOT NULL,
+            last_at TEXT NOT NULL,
+            last_scored_at TEXT,
+            last_answer TEXT NOT NULL,
+            failed_messages INTEGER NOT NULL DEFAULT 0,
+            dead_since TEXT,
+            told_at TEXT,
+            told_dead_at TEXT
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -199,6 +236,8 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m007_deadlines,
     m008_outbox_redact,
     m010_mail_moments,
+    m010b_plain_mail,
+    m012_undeliverable,
 ]
 
 

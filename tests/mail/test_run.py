@@ -418,3 +418,32 @@ def test_a_tick_failure_is_said_once_not_at_every_pass(private_environment):
     ticks = [(n.item.action, n.item.player) for n in notes if n.step == "tick"]
     assert ticks == [("failed", "ani"), ("defaulted", "alex")]
     store.close()
+
+
+def test_without_the_picture_renderer_the_run_says_why_once(private_environment, smtp_server, monkeypatch):
+    """Mail goes without board pictures when resvg-py is missing; the run's log says why,
+    once, not at every pass."""
+    from pbem.mail import pictures
+    server = smtp_server()
+    make_game(private_environment)
+    monkeypatch.setitem(sys.modules, "resvg_py", None)  # as if pbem[mail] were not installed
+    pictures._available.cache_clear()
+    store = Store(private_environment)
+    config = MailConfig(judge_address="judge@example.org", smtp_host="127.0.0.1", smtp_port=server.port,
+                        security="plain")
+    at = {"now": T0}
+
+    def more_mail():  # a new private message at the next pass: its pictures are left out too
+        with Store(private_environment) as other:
+            judge.register(other, "g1", "ani", "ani@example.org", at=T0, new_password=True)
+    notes, stop = [], Passes(3, {1: more_mail})
+    try:
+        service.run(store, config, clock=lambda: at["now"], stop=stop, report=notes.append, every=60,
+                    monotonic=lambda: stop.now)
+    finally:
+        pictures._available.cache_clear()
+        store.close()
+    said = [n.item for n in notes if n.step == "send" and n.kind == "note"]
+    assert len(said) == 1 and "resvg-py is not installed" in said[0]
+    sent = [n for n in notes if n.step == "send" and n.kind == "message"]
+    assert len(sent) == 3 and all(n.item.outcome == "sent" for n in sent)
