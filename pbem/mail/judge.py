@@ -164,7 +164,9 @@ def queue_private(store, session, player: str, at: str, notice: str = "", kind: 
     where = "before the start" if session.state is None else _where(session)
     subject = subject or f"{subject_tag(session.game_id)} private message for {player}: {where}"
     m = current(store)
-    if m is not None and kind == "private":  # goes out with the rest of the moment, after the answer
+    # goes out with the rest of the moment, after the answer; a message with a password in it
+    # goes alone, so that the outbox can cut the password out once it is sent (``redact``)
+    if m is not None and kind == "private" and not secret:
         m.add_private(session.game_id, player, row.address, text, subject, html=html)
         return None
     return outbox.queue(store, game=session.game_id, kind=kind, recipient=row.address, subject=subject,
