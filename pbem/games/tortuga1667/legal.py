@@ -155,7 +155,7 @@ def describe(opts: list[str]) -> str:
         if word == "peek":
             parts.append(f"peek any two of slots {','.join(str(x) for x in _slots_in(group))}")
         elif word == "force":
-            players = sorted({o.split()[1] for o in group}, key=[o.split()[1] for o in group].index)
+            players = list(dict.fromkeys(o.split()[1] for o in group))  # in order of first mention
             parts.append(f"force PLAYER A,B (PLAYER: {', '.join(players)})")
         else:
             parts += group

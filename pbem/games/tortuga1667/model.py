@@ -66,6 +66,20 @@ EVENT_NAMES = {
 VARIANTS = ("standard", "advanced")  # the option "variant": the set-up (docs/rules-1667.md)
 
 
+def _plain(value):
+    """A deep copy of JSON-plain data, as a JSON round trip makes it (tuples become lists)."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return [v if type(v) in _ATOMS else _plain(v) for v in value]
+    if kind is dict:
+        return {k: v if type(v) in _ATOMS else _plain(v) for k, v in value.items()}
+    return value
+
+
+_ATOMS = frozenset((int, str, bool, type(None), float))
+_new_state = object.__new__
+
+
 @dataclass(slots=True)
 class State:
     players: list
@@ -102,7 +116,11 @@ class State:
     effects: list = field(default_factory=list)  # what the last apply did
 
     def copy(self) -> "State":
-        return State.from_json(self.to_json())
+        """A deep copy, built field by field (no JSON round trip: this runs on every apply)."""
+        new = _new_state(State)
+        for name in _FIELD_NAMES:
+            setattr(new, name, _plain(getattr(self, name)))
+        return new
 
     def to_json(self) -> dict:
         data = {"game": "tortuga1667"}
@@ -170,3 +188,6 @@ class State:
 
     def team_totals(self) -> dict:
         return {team: sum(self.holds[p][team] for p in self.holds) for team in HOLDS}
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(State))
