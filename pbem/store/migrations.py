@@ -175,6 +175,13 @@ def m007_deadlines(db: Database) -> None:
     )
 
 
+def m011_snapshot_rounds(db: Database) -> None:
+    # The round of the state a snapshot holds (null before play starts). Besides the newest
+    # snapshot, the last one of each finished round is kept: a summary of round N is then
+    # replayed from the snapshot before N began, not from the first event (pbem.render.record).
+    db["snapshots"].add_column("round", int)
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -183,6 +190,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m005_snapshot_digest,
     m006_imap,
     m007_deadlines,
+    m011_snapshot_rounds,
 ]
 
 

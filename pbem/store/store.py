@@ -219,17 +219,16 @@ class Store:
         maybe_crash("append:after-insert")
         return stored
 
-    def _rows(self, game: str, after: int = 0) -> list[dict]:
-        return list(
-            self._query(
-                "select * from events where game = ? and seq > ? order by seq", [game, after]
-            )
-        )
+    def _rows(self, game: str, after: int = 0, upto: int | None = None) -> list[dict]:
+        if upto is None:
+            return self._query("select * from events where game = ? and seq > ? order by seq", [game, after])
+        return self._query("select * from events where game = ? and seq > ? and seq <= ? order by seq",
+                           [game, after, upto])
 
-    def events(self, game: str, after: int = 0) -> list[Event]:
-        """The events of ``game`` with ``seq > after``, in order."""
+    def events(self, game: str, after: int = 0, upto: int | None = None) -> list[Event]:
+        """The events of ``game`` with ``after < seq <= upto``, in order."""
         result = []
-        for row in self._rows(game, after):
+        for row in self._rows(game, after, upto):
             try:
                 data = json.loads(row["body"])["data"]
             except (ValueError, KeyError, TypeError) as exc:
@@ -304,19 +303,39 @@ class Store:
         query = "select name from secrets where game = ? order by name"
         return [row["name"] for row in self._query(query, [game])]
 
-    def put_snapshot(self, game: str, seq: int, state_text: str) -> None:
+    def put_snapshot(self, game: str, seq: int, state_text: str, round: int | None = None) -> None:
         """Cache the state of ``game`` after event ``seq`` (0: before any event), with a
-        digest that binds it to that event's hash (see ``snapshot``)."""
+        digest that binds it to that event's hash (see ``snapshot``). ``round`` is the
+        round of that state (None before play starts): older snapshots of this round or a
+        later one are dropped, and the last snapshot of each earlier round is kept, so a
+        round's summary can be replayed from just before the round began."""
         last_seq, _ = self.head(game)
         if not 0 <= seq <= last_seq:
             raise StoreError(f"cannot snapshot {game!r} at event {seq}: the log has {last_seq}")
         digest = _snapshot_digest(game, seq, self._hash_at(game, seq), state_text)
         self.conn.execute(
-            "insert or replace into snapshots (game, seq, state, digest) values (?, ?, ?, ?)",
-            [game, seq, state_text, digest],
+            "insert or replace into snapshots (game, seq, state, digest, round) values (?, ?, ?, ?, ?)",
+            [game, seq, state_text, digest, round],
         )
-        # a snapshot is only a cache of the replay: keep the newest one per game
-        self.conn.execute("delete from snapshots where game = ? and seq < ?", [game, seq])
+        # a snapshot is only a cache of the replay: keep the newest one per game, and the
+        # newest of each round before its round
+        self.conn.execute("delete from snapshots where game = ? and seq < ? and (? is null or round is null "
+                          "or round >= ?)", [game, seq, round, round])
+
+    def snapshot_before_round(self, game: str, round: int, upto: int) -> Snapshot | None:
+        """The newest snapshot taken at or before event ``upto`` in a round before ``round``,
+        checked like ``snapshot`` (a changed one has a ``problem``); None when there is none."""
+        rows = self._query("select seq, state, digest from snapshots where game = ? and seq <= ? and round < ? "
+                           "order by seq desc limit 1", [game, upto, round])
+        if not rows or rows[0]["digest"] is None:
+            return None
+        return self._checked_snapshot(game, rows[0]["seq"], rows[0]["state"], rows[0]["digest"])
+
+    def all_snapshots(self, game: str) -> list[Snapshot]:
+        """Every snapshot of ``game`` that carries a digest, oldest first, each checked."""
+        rows = self._query("select seq, state, digest from snapshots where game = ? and digest is not null "
+                           "order by seq", [game])
+        return [self._checked_snapshot(game, r["seq"], r["state"], r["digest"]) for r in rows]
 
     def latest_snapshot(self, game: str) -> tuple[int, str] | None:
         """The newest snapshot as stored, unchecked (``snapshot`` checks it)."""
@@ -339,15 +358,21 @@ class Store:
         )
         if not rows or rows[0]["digest"] is None:
             return None
-        seq, text = rows[0]["seq"], rows[0]["state"]
+        return self._checked_snapshot(game, rows[0]["seq"], rows[0]["state"], rows[0]["digest"])
+
+    def _checked_snapshot(self, game: str, seq: int, text: str, digest: str) -> Snapshot:
         last, _ = self.head(game)
         if seq > last:
             return Snapshot(seq, text, (last + 1, f"missing (the log ends at event {last}, "
                                                   f"but its snapshot was taken at event {seq})"))
-        if rows[0]["digest"] != _snapshot_digest(game, seq, self._hash_at(game, seq), text):
+        if digest != _snapshot_digest(game, seq, self._hash_at(game, seq), text):
             return Snapshot(seq, text, (seq, "the cached snapshot of the state after this event "
                                              "was changed after it was written, or belongs to other events"))
         return Snapshot(seq, text, None)
+
+    def hash_at(self, game: str, seq: int) -> str:
+        """The hash of event ``seq`` (the genesis hash for 0; "" when there is none)."""
+        return self._hash_at(game, seq)
 
     def _hash_at(self, game: str, seq: int) -> str:
         if seq == 0:

@@ -12,7 +12,7 @@ from pbem.store.migrations import MIGRATIONS
 AT = "2024-05-01T12:00:00Z"  # the store is given its times in tests, never the clock
 EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m004_judge",
                   "m005_snapshot_digest", "m006_imap",
-                  "m007_deadlines"]
+                  "m007_deadlines", "m011_snapshot_rounds"]
 
 
 def columns(db, table):
@@ -38,7 +38,7 @@ def test_blank_database_migrates_to_full_schema(db_path):
         assert columns(db, "secrets") == [("game", "TEXT"), ("name", "TEXT"), ("value", "TEXT")]
         assert db["secrets"].pks == ["game", "name"]
         assert columns(db, "snapshots") == [("game", "TEXT"), ("seq", "INTEGER"), ("state", "TEXT"),
-                                            ("digest", "TEXT")]
+                                            ("digest", "TEXT"), ("round", "INTEGER")]
         assert db["snapshots"].pks == ["game", "seq"]
         assert columns(db, "_migrations") == [("name", "TEXT"), ("applied_at", "TEXT")]
         assert [index.columns for index in db["events"].indexes if index.origin == "c"] == [
