@@ -116,7 +116,7 @@ def tick(store, now: str, game: str | None = None, on_action=None) -> list[Actio
         actions.append(action)
         if on_action is not None:
             on_action(action)
-    for name in [game] if game is not None else tables.mail_games(store):
+    for name in [game] if game is not None else tables.mail_games_to_tick(store, now):
         try:
             _tick_game(store, name, now, said)
         except _errors() as exc:  # a game that cannot be read (damaged, say) holds up no other

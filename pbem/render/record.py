@@ -201,8 +201,9 @@ def for_round(store, game_id: str, round_: int, upto: int, head: str) -> GameRec
     snapshot = store.snapshot_before_round(game_id, round_, upto) if seed is not None else None
     if snapshot is not None and snapshot.problem is None:
         data = read_snapshot(snapshot.text)
-        if data is not None:
-            start, after = Session.from_json(data, seed, held), snapshot.seq
+        session = Session.from_json(data, seed, held) if data is not None else None
+        if session is not None and session.state is not None and session.state.round < round_:
+            start, after = session, snapshot.seq  # else (its round column is wrong) from the start
     events = store.events(game_id, after=after, upto=upto)
     start_head = (after, store.hash_at(game_id, after))
     if ((events[-1].seq, events[-1].hash) if events else start_head) != (upto, head):

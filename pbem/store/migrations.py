@@ -180,6 +180,11 @@ def m011_snapshot_rounds(db: Database) -> None:
     # snapshot, the last one of each finished round is kept: a summary of round N is then
     # replayed from the snapshot before N began, not from the first event (pbem.render.record).
     db["snapshots"].add_column("round", int)
+    # The earliest deadline owed in that state (null: none), so 'pbem mail tick' passes over
+    # the games with nothing due without reading them.
+    db["snapshots"].add_column("due", str)
+    # 'pbem status' and the sender count one game's queued mail: by game, not by scanning.
+    db.execute("CREATE INDEX outbox_game_state ON outbox (game, state)")
 
 
 MIGRATIONS: list[Callable[[Database], None]] = [

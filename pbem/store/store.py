@@ -259,8 +259,11 @@ class Store:
         return (rows[0]["seq"], rows[0]["hash"]) if rows else (0, GENESIS_HASH)
 
     def games(self) -> list[str]:
-        query = "select distinct game from events order by game"
-        return [row["game"] for row in self._query(query)]
+        # one index seek per game (a skip scan), not a read of every event's key
+        query = ("with recursive g(game) as (select min(game) from events union all "
+                 "select (select min(game) from events where game > g.game) from g where g.game is not null) "
+                 "select game from g where game is not null")
+        return [row[0] for row in self.conn.execute(query)]
 
     def has_game(self, game: str) -> bool:
         return self.count(game) > 0
@@ -303,19 +306,21 @@ class Store:
         query = "select name from secrets where game = ? order by name"
         return [row["name"] for row in self._query(query, [game])]
 
-    def put_snapshot(self, game: str, seq: int, state_text: str, round: int | None = None) -> None:
+    def put_snapshot(self, game: str, seq: int, state_text: str, round: int | None = None,
+                     due: str | None = None) -> None:
         """Cache the state of ``game`` after event ``seq`` (0: before any event), with a
         digest that binds it to that event's hash (see ``snapshot``). ``round`` is the
         round of that state (None before play starts): older snapshots of this round or a
         later one are dropped, and the last snapshot of each earlier round is kept, so a
-        round's summary can be replayed from just before the round began."""
+        round's summary can be replayed from just before the round began. ``due``: the
+        earliest deadline owed in that state, if any (see ``games_to_tick``)."""
         last_seq, _ = self.head(game)
         if not 0 <= seq <= last_seq:
             raise StoreError(f"cannot snapshot {game!r} at event {seq}: the log has {last_seq}")
         digest = _snapshot_digest(game, seq, self._hash_at(game, seq), state_text)
         self.conn.execute(
-            "insert or replace into snapshots (game, seq, state, digest, round) values (?, ?, ?, ?, ?)",
-            [game, seq, state_text, digest, round],
+            "insert or replace into snapshots (game, seq, state, digest, round, due) values (?, ?, ?, ?, ?, ?)",
+            [game, seq, state_text, digest, round, due],
         )
         # a snapshot is only a cache of the replay: keep the newest one per game, and the
         # newest of each round before its round

@@ -38,7 +38,7 @@ def test_blank_database_migrates_to_full_schema(db_path):
         assert columns(db, "secrets") == [("game", "TEXT"), ("name", "TEXT"), ("value", "TEXT")]
         assert db["secrets"].pks == ["game", "name"]
         assert columns(db, "snapshots") == [("game", "TEXT"), ("seq", "INTEGER"), ("state", "TEXT"),
-                                            ("digest", "TEXT"), ("round", "INTEGER")]
+                                            ("digest", "TEXT"), ("round", "INTEGER"), ("due", "TEXT")]
         assert db["snapshots"].pks == ["game", "seq"]
         assert columns(db, "_migrations") == [("name", "TEXT"), ("applied_at", "TEXT")]
         assert [index.columns for index in db["events"].indexes if index.origin == "c"] == [
@@ -70,6 +70,7 @@ def test_blank_database_migrates_to_full_schema(db_path):
         assert {name for name, column in outbox.items() if not column.notnull} == nullable
         assert outbox["refs"].default_value == "''" and outbox["attempts"].default_value == "0"
         assert [(index.columns, index.unique) for index in db["outbox"].indexes] == [
+            (["game", "state"], 0),
             (["state", "next_try_at"], 0),
             (["message_id"], 1),
         ]
