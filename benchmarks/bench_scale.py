@@ -1,7 +1,7 @@
 """How the judge's work per command grows with the size of its database.
 
 Builds two judge databases: a small one with 10 games and a big one with 10,000 (most
-finished, 200 in play; every game with addresses, deadlines and its sent mail), then
+finished, 200 in play; every game with addresses, deadlines and its newest sent mail), then
 measures, in this process's CPU time (``time.process_time``), the same work in each:
 
     move     a move by mail (``pbem mail ingest`` of one valid message) in a game in play
@@ -47,6 +47,7 @@ from pbem.store import Store  # noqa: E402
 PLAYERS = ["ani", "alex", "frank"]
 AT = "2030-01-01T10:00:00Z"
 TEMPLATES = ("Tfin0", "Tfin1", "Tfin2", "Tplay")  # finished games, and one in play
+OUTBOX_KEPT = 12  # sent mail kept per copied game (the newest): the outbox of a real judge, but smaller
 GAME_TABLES = ("secrets", "mail_players", "mail_games", "mail_deadlines", "mail_reminders")
 
 
@@ -112,8 +113,8 @@ def clone(conn, template: str, new: str) -> None:
     cols = [r[1] for r in conn.execute("pragma table_info(outbox)") if r[1] != "id"]
     values = ", ".join({"game": "?", "recipient": "replace(recipient, ?, ?)",
                         "message_id": "replace(message_id, '<', '<' || ? || '.')"}.get(c, c) for c in cols)
-    conn.execute(f"insert into outbox ({', '.join(cols)}) select {values} from outbox where game = ?",
-                 [new, f".{template.lower()}@", f".{new.lower()}@", new, template])
+    conn.execute(f"insert into outbox ({', '.join(cols)}) select {values} from outbox where game = ? "
+                 f"order by id desc limit {OUTBOX_KEPT}", [new, f".{template.lower()}@", f".{new.lower()}@", new, template])
     conn.execute("insert into mail_seen (key, game, sender, at, outcome) select ? || key, ?, sender, at, outcome "
                  "from mail_seen where game = ?", [f"{new}/", new, template])
 
@@ -126,17 +127,21 @@ def make_judge(template_db: Path, path: Path, total: int, in_play: int) -> list[
     conn = store.conn
     conn.execute("pragma synchronous = off")
     playing = []
+    for first in range(0, total, 500):  # commits of 500 games: the write-ahead log stays small
+        with store.transaction():
+            for k in range(first, min(total, first + 500)):
+                if k < in_play:
+                    name = f"p{k:05d}"
+                    clone(conn, "Tplay", name)
+                    playing.append(name)
+                else:
+                    clone(conn, TEMPLATES[k % 3], f"f{k:05d}")
+        conn.execute("pragma wal_checkpoint(truncate)")
     with store.transaction():
-        for k in range(total):
-            if k < in_play:
-                name = f"p{k:05d}"
-                clone(conn, "Tplay", name)
-                playing.append(name)
-            else:
-                clone(conn, TEMPLATES[k % 3], f"f{k:05d}")
         for table in ("events", "snapshots", "outbox", "mail_seen", *GAME_TABLES):
             conn.execute(f"delete from {table} where game in ({', '.join('?' * len(TEMPLATES))})", TEMPLATES)
     conn.execute("analyze")
+    conn.execute("pragma wal_checkpoint(truncate)")
     store.close()
     return playing
 
