@@ -74,8 +74,9 @@ class Store:
         self.conn = conn
         self._db = None
         self._in_transaction = False
-        self._checked: dict[str, tuple[int, str]] = {}  # games damage() passed in this transaction
-        self.sessions: dict = {}  # game -> its protocol state at the head, within this transaction
+        self._checked: dict[str, tuple[int, str]] = {}  # games damage() passed (see _still_ours)
+        self.sessions: dict = {}  # game -> its protocol state at the head (see _still_ours)
+        self._after_commit: tuple[int, int] | None = None  # _marker() after our last commit
         # callables (store, session) -> (session, at) -> None that the protocol's writing
         # commands call inside their transaction (see pbem.protocol.commands._write)
         self.write_hooks: list = []
@@ -128,10 +129,15 @@ class Store:
                 ) from exc
             raise self._write_error(exc) from exc
         self._in_transaction = True
+        if self._after_commit is None or self._marker() != self._after_commit:
+            self._checked.clear()  # someone else wrote since our last commit: check afresh
+            self.sessions.clear()
+        committed = False
         try:
             yield self
             maybe_crash("commit:before")
             self.conn.execute("COMMIT")
+            committed = True
         except BaseException as exc:
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
@@ -140,9 +146,19 @@ class Store:
             raise
         finally:
             self._in_transaction = False
-            self._checked.clear()
-            self.sessions.clear()
+            self._after_commit = self._marker() if committed else None
+            if not committed:
+                self._checked.clear()
+                self.sessions.clear()
         maybe_crash("commit:after")
+
+    def _marker(self) -> tuple[int, int]:
+        """What tells whether anything was written since: SQLite's ``data_version`` (which
+        changes when another connection commits) and this connection's own count of changed
+        rows. While it stays as it was after our last commit, the games ``damage`` passed
+        and the sessions ``load`` left are still those of the file, and a long-running judge
+        checks each event once instead of at every write."""
+        return self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes
 
     @contextlib.contextmanager
     def atomic(self) -> Iterator[Store]:
@@ -394,7 +410,9 @@ class Store:
         (this check: 6 ms for the 379 events of examples/games/four-players-long.jsonl)."""
         # Inside a transaction (which holds the write lock, so no one else can change a row)
         # a game checked once needs only its newer events checked again: the email judge
-        # writes hundreds of times in one transaction when it reads a batch of mail.
+        # writes hundreds of times in one transaction when it reads a batch of mail. What
+        # was checked stays checked across our own transactions while nobody else writes
+        # (see _marker); a write by anyone else, or a rollback, and all is checked again.
         checked_seq, checked_hash = self._checked.get(game, (0, GENESIS_HASH)) if self._in_transaction else (0, GENESIS_HASH)
         rows = self.conn.execute(
             "select seq, kind, at, body, prev_hash, hash from events where game = ? and seq > ? order by seq",

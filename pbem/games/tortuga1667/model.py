@@ -9,7 +9,6 @@ the loyalty table by player count, the vote deck, and the event deck.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
 
 SHIPS = ("dutchman", "jolly")  # the Flying Dutchman and the Jolly Roger
@@ -124,13 +123,13 @@ class State:
 
     def to_json(self) -> dict:
         data = {"game": "tortuga1667"}
-        for f in fields(self):
-            data[f.name] = getattr(self, f.name)
-        return json.loads(json.dumps(data))  # a deep, plain copy
+        for name in _FIELD_NAMES:
+            data[name] = _plain(getattr(self, name))  # a deep, plain copy, as JSON would make it
+        return data
 
     @classmethod
     def from_json(cls, data: dict) -> "State":
-        data = json.loads(json.dumps(data))
+        data = _plain(data)  # nothing shared with the caller's data
         data.pop("game", None)
         return cls(**data)
 
