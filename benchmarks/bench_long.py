@@ -96,8 +96,9 @@ def main(argv=None) -> int:
             events.append(last)
             for fig, found in zip(figures["move"], early_late(costs, last)):
                 fig += found
-            specs = [json.loads(text) for (text,) in store.conn.execute(
-                "select distinct render from outbox where game = ? and render is not null", [game])]
+            specs = [part["spec"] for (text,) in store.conn.execute(
+                "select render from outbox where game = ? and render is not null", [game])
+                for part in json.loads(text).get("parts", []) if "spec" in part]
             rendered = []
             for spec in specs:
                 if spec["what"] == "summary":

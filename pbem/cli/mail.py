@@ -98,6 +98,8 @@ def send(smtp: Annotated[Optional[str], typer.Option("--smtp", callback=_check_s
                    "queued for the next 'pbem mail send' (see 'pbem mail outbox')")
         data.update(error=problem, code=1)  # one JSON document: the report, with the error in it
     emit(data, as_json, "\n".join(lines))
+    for note in report.notes:  # the messages went all the same; the moderator hears why they lack something
+        typer.echo(f"pbem: note: {note}", err=True)
     if problem:
         typer.echo(f"pbem: {problem}", err=True)
         raise typer.Exit(1)

@@ -52,6 +52,7 @@ class SendReport:
     results: list[SendResult] = field(default_factory=list)
     stopped: str | None = None
     left: int = 0
+    notes: list[str] = field(default_factory=list)  # for the moderator: e.g. why no board pictures
 
     def add(self, result: SendResult) -> None:
         self.results.append(result)
@@ -74,18 +75,20 @@ class SendReport:
     def as_dict(self) -> dict:
         return {"results": [asdict(r) for r in self.results], "sent": len(self.sent),
                 "failed": len(self.failed), "left": self.left, "stopped": self.stopped,
-                "ok": self.ok}
+                "ok": self.ok, "notes": list(self.notes)}
 
 
 # -- composing ---------------------------------------------------------------------------------
 
 
-def compose(row: outbox.OutboxRow, from_address: str):
+def compose(row: outbox.OutboxRow, from_address: str, plain: bool = False):
     """The message of ``row`` (an ``email.message.EmailMessage``, policy ``default``).
 
-    Plain text, plus an HTML alternative when the row has one; UTF-8, in a transfer
-    encoding that needs no 8BITMIME from the server. ``Date`` is the time it was queued:
-    the moment the judge decided to say it, whenever it is delivered.
+    Plain text, plus an HTML alternative when the row has one and ``plain`` is false (the
+    recipient's choice: ``pbem address ... --plain``); the boards drawn in the HTML as SVG
+    go as PNG pictures beside it (``multipart/related``, see ``pictures``). UTF-8, in a
+    transfer encoding that needs no 8BITMIME from the server. ``Date`` is the time it was
+    queued: the moment the judge decided to say it, whenever it is delivered.
     """
     from datetime import datetime, timezone
     from email.message import EmailMessage
@@ -107,10 +110,52 @@ def compose(row: outbox.OutboxRow, from_address: str):
         message["References"] = " ".join(row.references)
     message["Auto-Submitted"] = row.auto_submitted
     message.set_content(row.body_text, charset="utf-8", cte=_transfer_encoding(row.body_text))
-    if row.body_html is not None:
-        message.add_alternative(row.body_html, subtype="html", charset="utf-8",
-                                cte=_transfer_encoding(row.body_html))
+    if row.body_html is not None and not plain:
+        from . import pictures
+        domain = row.message_id.strip("<>").rpartition("@")[2] or "pbem.invalid"
+        html, images = pictures.inline(row.body_html, domain)
+        message.add_alternative(html, subtype="html", charset="utf-8", cte=_transfer_encoding(html))
+        part = message.get_payload()[-1]
+        for image in images:  # the HTML part becomes multipart/related: the page and its pictures
+            part.add_related(image.png, "image", "png", cid=image.cid, disposition="inline",
+                             filename=image.name)
+    if row.attachments:
+        import json
+        for item in json.loads(row.attachments):
+            maintype, _, subtype = item["content_type"].partition("/")
+            message.add_attachment(item["text"].encode("utf-8"), maintype=maintype, subtype=subtype,
+                                   filename=item["filename"])
+    _fixed_boundaries(message, row.message_id)
     return message
+
+
+def _fixed_boundaries(message, message_id: str) -> None:
+    # A message sent again (after a crash before its mark) is byte for byte the same: its
+    # MIME boundaries come from its Message-ID, not from chance.
+    import hashlib
+    for number, part in enumerate(p for p in message.walk() if p.is_multipart()):
+        digest = hashlib.sha256(f"{message_id} {number}".encode()).hexdigest()[:32]
+        part.set_boundary(f"=_pbem_{digest}")
+
+
+def _note_pictures(report: SendReport, rows, plain: set) -> None:
+    problem = picture_problem([row for row in rows if (row.game, row.recipient) not in plain])
+    if problem:
+        report.notes.append(problem)
+
+
+def plain_recipients(store) -> set[tuple[str, str]]:
+    """(game, address) of every recipient who asked for plain text only."""
+    from pbem.store import judge as tables
+    return tables.plain_addresses(store)
+
+
+def picture_problem(rows) -> str | None:
+    """Why the board pictures of ``rows`` cannot be drawn (None if they can, or none has any)."""
+    if not any(row.body_html and "<svg" in row.body_html for row in rows):
+        return None
+    from . import pictures
+    return pictures.problem()
 
 
 def _transfer_encoding(text: str) -> str:
@@ -186,6 +231,8 @@ def send_due(store, config: MailConfig, now: str,
     report = SendReport(on_result=on_result)
     if not rows:
         return report
+    plain = plain_recipients(store)
+    _note_pictures(report, rows, plain)
     try:
         smtp = (connect or open_smtp)(config)
     except Exception as exc:
@@ -203,7 +250,7 @@ def send_due(store, config: MailConfig, now: str,
                 continue  # another sender took it (or sent it) since we looked
             maybe_crash("send:after-claim")
             try:
-                smtp.send_message(compose(row, config.judge_address),
+                smtp.send_message(compose(row, config.judge_address, (row.game, row.recipient) in plain),
                                   from_addr=config.judge_address, to_addrs=[row.recipient])
             except Exception as exc:
                 if not _is_mail_failure(exc):
@@ -226,13 +273,13 @@ def send_due(store, config: MailConfig, now: str,
 def render_pending(store) -> int:
     """Render the bodies of rows queued as what to render (public summaries), each summary
     once for all its recipients; returns how many summaries were rendered."""
-    from .judge import materialize
-    specs = {(row.game, row.render) for row in outbox.to_render(store)}
-    for game, spec in sorted(specs):
-        text, html = materialize(store, game, spec)
+    from .moment import render_row
+    cache: dict = {}
+    for row in outbox.to_render(store):
+        text, html, files = render_row(store, row.game, row.render, cache)
         with store.transaction():
-            outbox.set_bodies(store, spec, game, text, html)
-    return len(specs)
+            outbox.set_row_bodies(store, row.id, text, html, files)
+    return len(cache)
 
 
 def _result(row: outbox.OutboxRow, outcome: str, **extra) -> SendResult:
@@ -306,10 +353,12 @@ def write_due(store, folder: Path, now: str, from_address: str | None = None,
     report = SendReport()
     render_pending(store)
     rows = outbox.due(store, now)
+    plain = plain_recipients(store)
+    _note_pictures(report, rows, plain)
     for index, row in enumerate(rows):
         if not outbox.claim(store, row.id, moment()):
             continue
-        message = compose(row, from_address or _default_from(row.message_id))
+        message = compose(row, from_address or _default_from(row.message_id), (row.game, row.recipient) in plain)
         target = folder / f"{row.id}-{safe_name(row.message_id)}.eml"
         temporary = folder / f".{target.name}.tmp"
         try:

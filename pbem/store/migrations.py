@@ -175,6 +175,27 @@ def m007_deadlines(db: Database) -> None:
     )
 
 
+def m008_outbox_redact(db: Database) -> None:
+    # What to cut out of a message's bodies once it is sent (a welcome's mail password), so
+    # the database keeps no password in clear longer than the message waits in the outbox.
+    db.execute("ALTER TABLE outbox ADD COLUMN redact TEXT")
+
+
+def m010_mail_moments(db: Database) -> None:
+    # One message per player per moment (issue 16): a message may carry files (the final
+    # result carries the export), as JSON [{"filename", "content_type", "text"}]; and per
+    # game, whether players also get the summaries the list carries (1: yes, 0: no).
+    db.execute("ALTER TABLE outbox ADD COLUMN attachments TEXT")
+    db.execute("ALTER TABLE mail_games ADD COLUMN player_summaries INTEGER NOT NULL DEFAULT 1")
+
+
+def m010b_plain_mail(db: Database) -> None:
+    # Who wants the judge's mail as plain text only (pbem address ... --plain): a player,
+    # or a game's list address. The others get an HTML part with the board as a picture.
+    db["mail_players"].add_column("plain", int, not_null_default=0)
+    db["mail_games"].add_column("plain", int, not_null_default=0)
+
+
 def m011_snapshot_rounds(db: Database) -> None:
     # The round of the state a snapshot holds (null before play starts). Besides the newest
     # snapshot, the last one of each finished round is kept: a summary of round N is then
@@ -195,6 +216,9 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m005_snapshot_digest,
     m006_imap,
     m007_deadlines,
+    m008_outbox_redact,
+    m010_mail_moments,
+    m010b_plain_mail,
     m011_snapshot_rounds,
 ]
 

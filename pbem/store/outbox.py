@@ -42,6 +42,8 @@ ERROR_LENGTH = 200
 # can take (every SMTP step has a timeout), short enough that a sender killed mid-message
 # does not hold its row for long.
 CLAIM_SECONDS = 15 * 60
+# What a sent message's secret (its ``redact``) becomes in the stored bodies.
+REDACTED = "[removed from the judge's database once sent]"
 
 # One address, ASCII, no display name: what goes into the envelope and the To header.
 _ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
@@ -54,7 +56,7 @@ MESSAGE_ID_PATTERN = re.compile(r"<[!-;=?-~]+@[!-;=?-~]+>")
 
 _COLUMNS = ("id", "game", "kind", "recipient", "message_id", "subject", "in_reply_to", "refs",
             "auto_submitted", "body_text", "body_html", "queued_at", "state", "attempts",
-            "next_try_at", "last_error", "sent_at", "render")
+            "next_try_at", "last_error", "sent_at", "render", "attachments")
 
 
 @dataclass(frozen=True)
@@ -79,6 +81,7 @@ class OutboxRow:
     last_error: str | None
     sent_at: str | None
     render: str | None = None  # what to render the bodies from, until they are rendered
+    attachments: str | None = None  # JSON [{"filename", "content_type", "text"}]: files sent along
 
     def as_dict(self, bodies: bool = False) -> dict:
         """A JSON-ready dict; the bodies (players' private text) only when asked for."""
@@ -95,13 +98,16 @@ class OutboxRow:
 def queue(store, *, game: str, kind: str, recipient: str, subject: str, text: str,
           html: str | None = None, in_reply_to: str | None = None,
           references: Iterable[str] = (), at: str, domain: str = "pbem.invalid",
-          message_id: str | None = None, render: str | None = None) -> str:
+          message_id: str | None = None, render: str | None = None, redact: str | None = None,
+          attachments: str | None = None) -> str:
     """Queue one message to one recipient; return its Message-ID (``<...@domain>``).
 
     Must run inside ``store.transaction()``, so the message commits (or rolls back) with
     the events that caused it. ``message_id`` may be given to fix it from outside;
     otherwise a random one is drawn. ``render`` (with empty bodies) names what the bodies
-    are to be rendered from before the message is sent (see ``to_render``). Raises ``StoreError`` for anything that could not be
+    are to be rendered from before the message is sent (see ``to_render``). ``redact`` is a
+    secret in the bodies (a mail password) that ``mark_sent`` replaces by ``REDACTED`` once
+    the server has the message: the database keeps it no longer than the message waits. Raises ``StoreError`` for anything that could not be
     sent as given (header injection, two addresses, a malformed Message-ID).
     """
     store._require_transaction("outbox.queue()")
@@ -135,10 +141,11 @@ def queue(store, *, game: str, kind: str, recipient: str, subject: str, text: st
     try:
         store.conn.execute(
             "insert into outbox (game, kind, recipient, message_id, subject, in_reply_to, refs,"
-            " auto_submitted, body_text, body_html, queued_at, state, attempts, next_try_at, render)"
-            " values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
+            " auto_submitted, body_text, body_html, queued_at, state, attempts, next_try_at, render, redact,"
+            " attachments) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
             [game, kind, recipient, message_id, subject, in_reply_to, " ".join(refs),
-             AUTO_REPLIED if kind == "answer" else AUTO_GENERATED, text, html, at, QUEUED, at, render],
+             AUTO_REPLIED if kind == "answer" else AUTO_GENERATED, text, html, at, QUEUED, at, render,
+             redact or None, attachments],
         )
     except sqlite3.IntegrityError:  # the only constraint a checked row can break
         raise StoreError(f"a message with Message-ID {message_id} is queued already") from None
@@ -230,6 +237,13 @@ def set_bodies(store, render: str, game: str, text: str, html: str | None) -> No
                        " where game = ? and render = ? and state = ?", [text, html, game, render, QUEUED])
 
 
+def set_row_bodies(store, row_id: int, text: str, html: str | None, attachments: str | None = None) -> None:
+    """Fill in the bodies (and files) of one queued row that waited to be rendered."""
+    store._require_transaction("outbox.set_row_bodies()")
+    store.conn.execute("update outbox set body_text = ?, body_html = ?, attachments = ?, render = null"
+                       " where id = ? and state = ?", [text, html, attachments, row_id, QUEUED])
+
+
 def get(store, row_id: int) -> OutboxRow | None:
     found = _rows(store, "id = ?", [row_id])
     return found[0] if found else None
@@ -255,13 +269,16 @@ def claim(store, row_id: int, now: str, seconds: int = CLAIM_SECONDS) -> bool:
 
 
 def mark_sent(store, row_id: int, at: str) -> None:
-    """Record that the server accepted row ``row_id`` at ``at``."""
+    """Record that the server accepted row ``row_id`` at ``at``; the secret it was queued
+    with (``redact``) leaves its bodies in the same transaction."""
     _check_time(at, "at")
     with store.transaction():
         cursor = store.conn.execute(
-            "update outbox set state = ?, sent_at = ?, attempts = attempts + 1, last_error = null"
-            " where id = ? and state = ?",
-            [SENT, at, row_id, QUEUED],
+            "update outbox set state = ?, sent_at = ?, attempts = attempts + 1, last_error = null,"
+            " body_text = case when redact is null then body_text else replace(body_text, redact, ?) end,"
+            " body_html = case when redact is null then body_html else replace(body_html, redact, ?) end,"
+            " redact = null where id = ? and state = ?",
+            [SENT, at, REDACTED, REDACTED, row_id, QUEUED],
         )
         if cursor.rowcount != 1:
             raise StoreError(f"outbox message {row_id} is not queued (unknown or sent already)")

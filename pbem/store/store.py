@@ -74,9 +74,10 @@ class Store:
         self.conn = conn
         self._db = None
         self._in_transaction = False
-        self._checked: dict[str, tuple[int, str]] = {}  # games damage() passed (see _still_ours)
-        self.sessions: dict = {}  # game -> its protocol state at the head (see _still_ours)
+        self._checked: dict[str, tuple[int, str]] = {}  # games damage() passed (see _marker)
+        self.sessions: dict = {}  # game -> its protocol state at the head, within this transaction
         self._after_commit: tuple[int, int] | None = None  # _marker() after our last commit
+        self._watching = False  # the temporary trigger of _marker is in place
         # callables (store, session) -> (session, at) -> None that the protocol's writing
         # commands call inside their transaction (see pbem.protocol.commands._write)
         self.write_hooks: list = []
@@ -84,6 +85,9 @@ class Store:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             _enable_wal(conn, busy_timeout_ms)
             conn.execute("PRAGMA foreign_keys = ON")
+            # what is deleted or overwritten (a redacted password, a replaced salt) is zeroed
+            # in the file, not left in a free page
+            conn.execute("PRAGMA secure_delete = ON")
             if not is_current(conn):
                 migrate(self.db)
         except BaseException:
@@ -131,7 +135,6 @@ class Store:
         self._in_transaction = True
         if self._after_commit is None or self._marker() != self._after_commit:
             self._checked.clear()  # someone else wrote since our last commit: check afresh
-            self.sessions.clear()
         committed = False
         try:
             yield self
@@ -149,16 +152,26 @@ class Store:
             self._after_commit = self._marker() if committed else None
             if not committed:
                 self._checked.clear()
-                self.sessions.clear()
+            self.sessions.clear()
         maybe_crash("commit:after")
 
     def _marker(self) -> tuple[int, int]:
-        """What tells whether anything was written since: SQLite's ``data_version`` (which
-        changes when another connection commits) and this connection's own count of changed
-        rows. While it stays as it was after our last commit, the games ``damage`` passed
-        and the sessions ``load`` left are still those of the file, and a long-running judge
-        checks each event once instead of at every write."""
-        return self.conn.execute("PRAGMA data_version").fetchone()[0], self.conn.total_changes
+        """What tells whether an event could have changed since: SQLite's ``data_version``
+        (it changes when another connection commits) and how often a row of ``events`` was
+        updated or deleted through this connection (pbem never does either; a temporary
+        trigger counts them). While it stays as it was after our last commit, the chain
+        ``damage`` passed is still the file's, and a long-running judge checks each event
+        once instead of at every write."""
+        if not self._watching:
+            self.conn.execute("create temp table if not exists pbem_events_changed (n integer not null)")
+            self.conn.execute("insert into temp.pbem_events_changed select 0 where not exists "
+                              "(select 1 from temp.pbem_events_changed)")
+            for what in ("update", "delete"):
+                self.conn.execute(f"create temp trigger if not exists pbem_events_{what} after {what} on main.events "
+                                  f"begin update pbem_events_changed set n = n + 1; end")
+            self._watching = True
+        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        return version, self.conn.execute("select n from temp.pbem_events_changed").fetchone()[0]
 
     @contextlib.contextmanager
     def atomic(self) -> Iterator[Store]:

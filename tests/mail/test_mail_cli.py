@@ -208,7 +208,7 @@ def test_export_and_audit_leave_the_outbox_out(cli, store):
     exported = cli("export", "g1")
     assert exported.exit_code == 0 and "PRIVATE-TILES" not in exported.stdout
     assert "ani@example.org" not in exported.stdout
-    assert cli("audit", "g1").exit_code == 0
+    assert cli("audit", "g1").exit_code == 3  # INCOMPLETE: in play, nothing failed
 
 
 def _mail_commands() -> list[tuple[str, str]]:
@@ -238,7 +238,7 @@ def test_outbox_starts_without_heavy_modules(store, put, private_environment):
     put(store, 1)
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "pbem.cli.app", "mail", "outbox"],
-                          env=env, capture_output=True, text=True, timeout=60)
+                          env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and "[g1] message 1" in done.stdout, done.stderr[-500:]
     modules = {line.split("|")[-1].strip() for line in done.stderr.splitlines()
                if line.startswith("import time:") and "|" in line}
