@@ -39,6 +39,7 @@ def new(
     faces: Annotated[Optional[Path], typer.Option("--faces", help="A dice face table file (see docs/rules.md).")] = None,
     now: Annotated[bool, typer.Option("--now", help="Start play at once, without client seeds.")] = False,
     list_address: Annotated[Optional[str], typer.Option("--list", help="An address (forum, mailing list) that also gets every public summary.")] = None,
+    moderator: Annotated[Optional[str], typer.Option("--moderator", help="The moderator's address: told when mail to a player cannot be delivered.", show_default=False)] = None,
     remind: RemindOption = None,
     grace: GraceOption = None,
     on_late: OnLateOption = None,
@@ -50,6 +51,7 @@ def new(
     \b
     Example: pbem new g1 --players ani,alex,frank,lothar --start ani --deadline 48h
     Example: pbem new g1 --players ani=ani@example.org,alex=alex@example.org --deadline 48h --remind 12h --grace 1h
+    Example: pbem new g1 --players ani=ani@example.org,alex=alex@example.org --moderator me@example.org
     """
     from ..protocol import commands
     import unicodedata
@@ -88,10 +90,10 @@ def new(
     store = open_store(db, create=True)
     settings = dict(require_signatures=require_signatures, deadline_seconds=parse_duration(deadline),
                     keys=key_map, start=now)
-    if addresses or list_address or deadlines:
+    if addresses or list_address or deadlines or moderator:
         from ..mail import judge
         session = judge.create_game(store, game, game_type, names, options, addresses, list_address,
-                                    at=commands.now_utc(), deadlines=deadlines, **settings)
+                                    at=commands.now_utc(), deadlines=deadlines, moderator=moderator, **settings)
     else:
         session = commands.create_game(store, game, game_type, names, options, **settings)
     head = store.head(game)
@@ -199,11 +201,20 @@ def list_games(db: DbOption = None, as_json: JsonOption = False):
                      "round": report["round"], "round_word": report.get("round_word", "round"),
                      "phase": report["phase"], "finished": report["finished"],
                      "waiting": sorted({w["player"] for w in report["waiting"]}),
-                     "overdue": report["overdue"], "mail": mail.get(name) or mailing.get(name)})
+                     "overdue": report["overdue"], "mail": _with_failures(store, name, mail.get(name) or mailing.get(name))})
     lines = [_game_line(r) for r in rows] or ["no games yet (pbem new)"]
     if mailing:
         lines.append(_fetch_line(fetched))
     emit({"games": names, "details": rows, "last_fetch": fetched}, as_json, "\n".join(lines))
+
+
+def _with_failures(store, game: str, mail: dict | None) -> dict | None:
+    """``mail`` with the game's failed messages and its players whose mail fails."""
+    if mail is None:
+        return None
+    from ..mail import failures
+    from ..store import judge as tables
+    return {**mail, "failed": tables.failed_count(store, game), "undeliverable": failures.for_game(store, game)}
 
 
 def _mail_text(m: dict | None) -> str:
@@ -213,6 +224,12 @@ def _mail_text(m: dict | None) -> str:
     text = f"mail: {m['queued']} queued"
     if m["failing"]:
         text += f", {m['failing']} failing (last error: {safe(m['last_error'])})"
+    if m.get("failed"):
+        text += f", {m['failed']} failed for good (pbem mail outbox)"
+    bad = m.get("undeliverable") or []
+    if bad:
+        text += "; MAIL CANNOT BE DELIVERED to " + ", ".join(
+            f"{safe(e['player'])}{' (not delivered: no reminders)' if e['marked'] else ''}" for e in bad)
     return text
 
 
@@ -255,10 +272,14 @@ def status(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
     _name_rounds(report)
     report["mail"] = tables.mail_state(store, game)
     if report["mail"] is not None:
+        from ..mail import failures
         report["mail"]["last_fetch"] = tables.last_fetch(store)
+        report["mail"]["undeliverable"] = failures.for_game(store, game)
     text = status_text(report)
     if report["mail"] is not None:
         text += f"\n{_mail_text(report['mail'])}; {_fetch_line(report['mail']['last_fetch'])}"
+        for entry in report["mail"]["undeliverable"]:
+            text += f"\nmail cannot be delivered: {safe(failures.line(entry))}"
     emit(report, as_json, text)
 
 

@@ -21,6 +21,7 @@ def address(game: GameArg,
             email: Annotated[Optional[str], typer.Argument(help="Their address, e.g. ani@example.org.", show_default=False)] = None,
             new_password: Annotated[bool, typer.Option("--new-password", help="Make and mail a new mail password (the old one stops working).")] = False,
             list_address: Annotated[Optional[str], typer.Option("--list", help="Set the address (forum, list) that also gets every public summary; 'none' to remove it.")] = None,
+            moderator: Annotated[Optional[str], typer.Option("--moderator", help="Set the moderator's address, told when mail to a player cannot be delivered; 'none' to remove it.", show_default=False)] = None,
             tz: Annotated[Optional[str], typer.Option("--tz", help="The player's time zone (an IANA name such as Europe/Prague): times in their mail are shown in it too, next to UTC; 'none' to remove it.", show_default=False)] = None,
             plain: Annotated[Optional[bool], typer.Option("--plain/--html", help="--plain: mail them plain text only; --html: text and an HTML part with the board as a picture (the default).", show_default=False)] = None,
             db: DbOption = None, as_json: JsonOption = False):
@@ -32,10 +33,19 @@ def address(game: GameArg,
     Example: pbem address g1 ani ani@example.org --tz Europe/Prague
     Example: pbem address g1 ani --plain        (plain text only, no HTML, no pictures)
     Example: pbem address g1 --list g1-table@lists.example.org
+    Example: pbem address g1 --moderator me@example.org
     """
     from ..mail import judge
     from ..protocol.commands import now_utc
     store = open_store(db)
+    if moderator is not None:
+        if player or email or tz is not None or list_address is not None:
+            fail("give either PLAYER EMAIL, --list ADDRESS or --moderator ADDRESS", 2)
+        chosen = judge.set_moderator(store, game, None if moderator.lower() == "none" else moderator)
+        emit({"game": game, "moderator": chosen}, as_json,
+             f"the moderator of {game} is told at {chosen} when mail to a player cannot be delivered" if chosen
+             else f"game {game} has no moderator address now")
+        return
     if list_address is not None:
         if player or email or tz is not None:
             fail("give either PLAYER EMAIL or --list ADDRESS", 2)

@@ -14,6 +14,11 @@ due, allow ``grace`` seconds past the deadline, and then either apply the docume
   the mail its events call for (the judge's write hook: the private messages, summaries);
 - in a game that waits, a notice to a late player, once, like a reminder.
 
+No reminder or notice goes to a player marked "mail not delivered" (``pbem.mail.failures``).
+A reminder still queued when its request is settled (answered, defaulted, the game moved
+on) is dropped in the transaction that settles it (``drop_settled``), unless it was handed
+to the SMTP server already.
+
 Each game's actions are one transaction and one moment (``pbem.mail.moment``): whatever a
 tick causes for a player goes to them as one message. Each action is a savepoint in it and
 re-reads the game, so a move that arrived a moment before is never reminded of or
@@ -29,6 +34,7 @@ from dataclasses import asdict, dataclass
 
 from ..protocol.times import shift
 from ..store import judge as tables
+from ..store.faults import maybe_crash
 from . import judge
 
 REMINDER, LATE = "reminder", "late"
@@ -142,6 +148,7 @@ def tick(store, now: str, game: str | None = None, on_action=None) -> list[Actio
             done = [Action(name, "-", "failed", None, None, "-", "-", error=_one_line(exc))]
         for action in done:  # heard of once committed
             said(action)
+        maybe_crash("tick:after-game")
     return actions
 
 
@@ -158,6 +165,7 @@ def owed(session) -> dict[tuple, dict]:
 
 def _tick_game(store, game: str, now: str, said) -> None:
     from ..protocol import commands
+    from . import failures
     rules = tables.deadlines(store, game)
     addresses = tables.mail_players(store, game)
     failed = set()  # tried in this tick already: said once, tried again at the next tick
@@ -185,8 +193,8 @@ def _tick_game(store, game: str, now: str, said) -> None:
                             defaulted = True
                             break
                 continue
-            if player not in addresses:
-                continue
+            if player not in addresses or failures.is_dead(store, addresses[player].address):
+                continue  # no address, or marked "mail not delivered": no reminder (pbem.mail.failures)
             stage = LATE if now >= late_at else REMINDER
             if stage == REMINDER and not reminder_due(entry["due"], rules.remind, now):
                 continue
@@ -262,6 +270,19 @@ def _notify(store, game: str, key: tuple, due: str, stage: str, now: str, rules)
         return Action(game, player, "failed", round_, step, kind, due, error=_one_line(exc))
     return Action(game, player, "reminded" if stage == REMINDER else "told late", round_, step, kind, due,
                   message_id=message_id)
+
+
+def drop_settled(store, session, at: str) -> int:
+    """Drop the queued reminders of ``session``'s game whose request is no longer owed as it
+    was (answered, defaulted, the game moved on); not those handed to SMTP already. Runs in
+    the write that settled them (the judge's write hook). Returns how many were dropped."""
+    queued = tables.queued_reminders(store, session.game_id)
+    if not queued:
+        return 0
+    now_owed = owed(session) if session.state is not None and not session.finished else {}
+    stale = [message_id for message_id, key in queued if key not in now_owed]
+    from ..store import outbox
+    return outbox.drop_stale(store, session.game_id, stale, "its request was settled before it went", at)
 
 
 class _AlreadyDone(Exception):

@@ -1,8 +1,9 @@
 """The email judge's pipeline for one incoming message:
 
     limits (bytes) -> read (bytes -> Incoming) -> seen? -> screen (loops, bounces, lists)
-    -> rate limits -> route (game, player) -> refuse what is past a limit (size, parts,
-    lines, ... see ``pbem.mail.limits``; command lines) -> authenticate (password or signatures)
+    -> bounces (read what failed: pbem.mail.bounces) -> rate limits -> route (game, player)
+    -> refuse what is past a limit (size, parts, lines, ... see ``pbem.mail.limits``; command
+    lines) -> authenticate (password or signatures)
     -> the protocol's own commands, one savepoint each -> answer (outbox) -> mark seen
 
 All of it is one transaction (or, for a batch from an mbox or Maildir, one savepoint in the
@@ -61,6 +62,7 @@ class Result:
     address: str | None = None  # where the answer went: the player's registered address
     answered: bool = False
     lines: list = field(default_factory=list)  # {"line", "ok", "text"}
+    bounced: list = field(default_factory=list)  # what a bounce reported, one phrase an address
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -72,6 +74,10 @@ class _Stop(Exception):
     def __init__(self, outcome: str, answer: str | None = None):
         super().__init__(outcome)
         self.outcome, self.answer = outcome, answer
+
+
+class _Screened(_Stop):
+    """The screen's verdict: automatic mail, never answered (the bounce step reads it)."""
 
 
 def ingest(store, raw: bytes, now: str, judge_addresses: tuple[str, ...] = ()) -> Result:
@@ -151,6 +157,10 @@ def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, 
             _pipeline(store, msg, exceeded or msg.over_limit, now, judge_addresses, screen, result)
         except _Stop as stop:
             result.outcome = stop.outcome
+            if isinstance(stop, _Screened):  # automatic mail: read it for bounces, never answer it
+                result.bounced = _bounces(store, raw, now)
+                if result.bounced:
+                    result.outcome += f"; bounce: {', '.join(result.bounced)}"
             if stop.answer is not None:
                 _answer(store, msg, result, stop.answer, now)
     if result.outcome.startswith("not answered: ") and not result.game:
@@ -164,7 +174,7 @@ def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, 
 def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: Result) -> None:
     reason = screen(msg, tuple(a.lower() for a in judge_addresses))
     if reason:
-        raise _Stop(f"not answered: {reason}")
+        raise _Screened(f"not answered: {reason}")
     if not msg.sender:
         raise _Stop("not answered: no sender address")
     registered = tables.players_at(store, msg.sender)
@@ -177,6 +187,7 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
         raise _Stop("unknown sender", f"The address {msg.sender} is not registered with this judge for any game, "
                                       f"so nothing was done. Ask your moderator to register it "
                                       f"(pbem address GAME PLAYER EMAIL).")
+    _alive(store, msg.sender)
     from .quoting import command_lines
     reading = read_lines(command_lines(msg.text), limit=MAX_COMMANDS)
     row = _route(store, msg, reading, registered)
@@ -254,6 +265,21 @@ def _receipts(store, row, before: int, blocks) -> str:
     return ("\n\nKeep " + ("this receipt" if len(receipts) == 1 else "these receipts") + ": the judge signs that "
             "it recorded your move, at that place in the log. If the log ever says otherwise, "
             "'pbem audit --file EXPORT --receipt FILE' proves it.\n\n" + "\n".join(receipts).rstrip("\n"))
+
+
+def _bounces(store, raw: bytes, now: str) -> list[str]:
+    """The bounce step: automatic mail is read for the addresses that failed (and never
+    answered); see ``pbem.mail.bounces``."""
+    from . import bounces
+    found = bounces.read(raw)
+    return bounces.record(store, found, now) if found is not None else []
+
+
+def _alive(store, address: str) -> None:
+    """A player's address that mails the judge works again: its failures are forgotten, and
+    reminders go to it again (``pbem.mail.failures``)."""
+    from . import failures
+    failures.clear(store, address)
 
 
 def _route(store, msg, reading, registered):

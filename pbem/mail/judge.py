@@ -106,6 +106,8 @@ def follow_ups(store, session, before: dict, position: tuple, seq: int, at: str,
     messages when ``privates`` is false: see ``hold_privates``)."""
     if session.seq == seq:
         return
+    from .deadlines import drop_settled
+    drop_settled(store, session, at)
     if privates:
         _queue_privates(store, session, before, seq, at)
     where = _position(session) + (session.seed_revealed,)
@@ -315,6 +317,8 @@ def register(store, game: str, player: str, address: str, at: str, new_password:
         tables.set_address(store, game, player, address, hash_password(password) if password else None, tz)
         if plain is not None:
             tables.set_plain(store, game, player, plain)
+        from . import failures
+        failures.clear(store, address)  # given (again) by the moderator: tried afresh, reminders included
         if password or old is None or old.address != address:
             notice = _welcome(session, player, password)
             queue_private(store, session, player, at, notice=notice, secret=password)
@@ -353,6 +357,17 @@ def set_list(store, game: str, address: str | None, plain: bool | None = None) -
     return address
 
 
+def set_moderator(store, game: str, address: str | None) -> str | None:
+    """Where the moderator of ``game`` is told what needs them (mail to a player that
+    cannot be delivered); None removes it."""
+    from ..protocol import commands
+    address = check_address(address) if address else None
+    with store.atomic():
+        commands.load(store, game)
+        tables.set_moderator_address(store, game, address)
+    return address
+
+
 def _welcome(session, player: str, password: str | None) -> str:
     lines = [f"Welcome to game {session.game_id}, {player}. The judge will mail you whenever you owe a move."]
     if password:
@@ -366,9 +381,10 @@ def _welcome(session, player: str, password: str | None) -> str:
 
 def create_game(store, game_id: str, game_type: str, players: list[str], options: dict,
                 addresses: dict[str, str], list_address: str | None, at: str,
-                deadlines: dict | None = None, **settings):
+                deadlines: dict | None = None, moderator: str | None = None, **settings):
     """``pbem new`` with addresses: the game, its addresses, its deadline settings
-    (``deadlines``: remind, grace, on_late; see ``pbem.mail.deadlines``) and the welcome
+    (``deadlines``: remind, grace, on_late; see ``pbem.mail.deadlines``), the moderator's
+    address (told when a player's mail cannot be delivered) and the welcome
     messages (each with the player's mail password) in one transaction."""
     from ..protocol import commands
     from . import deadlines as clock
@@ -381,6 +397,8 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
             clock.configure(store, game_id, **deadlines)
         if list_address:
             tables.set_list_address(store, game_id, list_address)
+        if moderator:
+            tables.set_moderator_address(store, game_id, check_address(moderator))
         for player, address in addresses.items():
             register(store, game_id, player, address, at)
     return session

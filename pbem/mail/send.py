@@ -41,6 +41,7 @@ class SendResult:
     error: str | None = None
     next_try_at: str | None = None
     path: str | None = None
+    given_up: bool = False  # failed for good (a permanent refusal, or the retry limit): not tried again
 
 
 @dataclass
@@ -209,8 +210,11 @@ def send_due(store, config: MailConfig, now: str,
              on_result: Callable[[SendResult], None] | None = None) -> SendReport:
     """Deliver the rows due at ``now`` over one SMTP connection; mark each as it goes.
 
-    A refusal of one message (4xx or 5xx for its recipient or its data) marks that row
-    failed, to be retried later, and the run goes on. A connection-level failure (refused,
+    A refusal of one message marks that row and the run goes on: a permanent one (5xx for
+    its recipient or its data) fails it for good, with the server's words, and records the
+    failure against the address (``pbem.mail.failures``: the moderator is told, in the same
+    transaction); a temporary one (4xx) is retried later, until ``outbox.RETRY_LIMIT_SECONDS``
+    after the first, and then failed too. A connection-level failure (refused,
     dropped, timed out, login refused, certificate not trusted) marks the row in hand
     failed, if any, and ends the run: the rest stay queued, untouched.
     ``connect(config)`` opens the connection (default: ``open_smtp``). ``clock()``, when
@@ -242,7 +246,8 @@ def send_due(store, config: MailConfig, now: str,
         report.left = len(rows)
         return report
     try:
-        for index, row in enumerate(rows):
+        tried = {row.id for row in rows}
+        for index, row in enumerate(_and_notices(store, rows, tried, report, moment)):
             if should_stop is not None and should_stop():
                 report.left = len(rows) - index
                 break
@@ -256,7 +261,7 @@ def send_due(store, config: MailConfig, now: str,
                 if not _is_mail_failure(exc):
                     raise
                 error = describe(exc)
-                report.add(_failed(store, row, error, moment()))
+                report.add(_failed(store, row, error, moment(), *verdict(exc)))
                 if getattr(smtp, "sock", True) is None:  # smtplib closes a connection it lost
                     report.stopped = f"{config.server}: connection lost ({error})"
                     report.left = len(rows) - index - 1
@@ -268,6 +273,19 @@ def send_due(store, config: MailConfig, now: str,
     finally:
         _close(smtp)
     return report
+
+
+def _and_notices(store, rows: list, tried: set, report: SendReport, moment):
+    """``rows``, then the moderators' notices that failures in this run queued (told within
+    the same run, not one run later); ``rows`` grows as they are added."""
+    index = 0
+    while index < len(rows):
+        yield rows[index]
+        index += 1
+        if index == len(rows) and any(r.given_up for r in report.results):
+            fresh = [row for row in outbox.due(store, moment()) if row.id not in tried and row.kind == "notice"]
+            tried.update(row.id for row in fresh)
+            rows.extend(fresh)
 
 
 def render_pending(store) -> int:
@@ -287,9 +305,31 @@ def _result(row: outbox.OutboxRow, outcome: str, **extra) -> SendResult:
                       outcome, **extra)
 
 
-def _failed(store, row: outbox.OutboxRow, error: str, now: str) -> SendResult:
-    next_try = outbox.mark_failed(store, row.id, error, now)
-    return _result(row, FAILED, error=outbox.one_line(error), next_try_at=next_try)
+def _failed(store, row: outbox.OutboxRow, error: str, now: str, permanent: bool = False,
+            deferred: bool = False, certain: bool = False) -> SendResult:
+    def given_up(failed: outbox.OutboxRow, words: str) -> None:
+        from . import failures
+        failures.record(store, failed.recipient, words, now, certain=certain)
+    next_try = outbox.mark_failed(store, row.id, error, now, permanent=permanent, deferred=deferred,
+                                  on_given_up=given_up)
+    if next_try is None:  # the words kept may say more (how long it was refused for)
+        error = outbox.get(store, row.id).last_error or error
+    return _result(row, FAILED, error=outbox.one_line(error), next_try_at=next_try, given_up=next_try is None)
+
+
+def verdict(exc: BaseException) -> tuple[bool, bool, bool]:
+    """(permanent, deferred, certain) for a failure to send one message (RFC 5321: a 5xx
+    reply is permanent, a 4xx temporary). ``certain``: the server refused the recipient
+    itself, so the address is dead. A refused sender (the judge's own address) or a lost
+    connection is the judge's trouble, not the player's: neither permanent nor counted."""
+    import smtplib
+
+    if isinstance(exc, smtplib.SMTPRecipientsRefused) and exc.recipients:
+        code = next(iter(exc.recipients.values()))[0]
+        return (500 <= code < 600, 400 <= code < 500, 500 <= code < 600)
+    if isinstance(exc, smtplib.SMTPDataError):
+        return (500 <= exc.smtp_code < 600, 400 <= exc.smtp_code < 500, False)
+    return (False, False, False)
 
 
 def _is_mail_failure(exc: BaseException) -> bool:

@@ -219,7 +219,12 @@ def mail_state(store, game: str) -> dict | None:
         "or exists (select 1 from mail_games where game = :g and list_address is not null)", {"g": game}).fetchone()
     if not row[0] and not row[3]:
         return None
-    return {"queued": row[0], "failing": row[1], "last_error": row[2]}
+    return {"queued": row[0], "failing": row[1], "last_error": row[2], "failed": failed_count(store, game)}
+
+
+def failed_count(store, game: str) -> int:
+    """How many messages of ``game`` failed for good (state "failed")."""
+    return _rows(store, "select count(*) from outbox where game = ? and state = 'failed'", (game,))[0][0]
 
 
 def mail_states(store) -> dict[str, dict]:
@@ -236,3 +241,24 @@ def last_fetch(store) -> dict | None:
     row = store.conn.execute("select checked_at, account, folder, last_uid from imap_folders "
                              "order by checked_at desc limit 1").fetchone()
     return None if row is None else {"at": row[0], "account": row[1], "folder": row[2], "last_uid": row[3]}
+
+
+def moderator_address(store, game: str) -> str | None:
+    """Where the judge tells the moderator of ``game`` what needs them (mail that fails)."""
+    rows = _rows(store, "select moderator_address from mail_games where game = ?", (game,))
+    return rows[0][0] if rows else None
+
+
+def set_moderator_address(store, game: str, address: str | None) -> None:
+    store._require_transaction("set_moderator_address()")
+    store.conn.execute("insert into mail_games (game) values (?) on conflict (game) do nothing", (game,))
+    store.conn.execute("update mail_games set moderator_address = ? where game = ?", (address, game))
+
+
+def queued_reminders(store, game: str) -> list[tuple]:
+    """(message_id, (player, round, step, kind)) of every reminder of ``game`` still queued
+    and not yet handed to the SMTP server."""
+    rows = _rows(store, "select r.message_id, r.player, r.round, r.step, r.kind from mail_reminders r "
+                        "join outbox o on o.message_id = r.message_id where r.game = ? and o.state = 'queued' "
+                        "and o.claimed_at is null", (game,))
+    return [(row[0], tuple(row[1:])) for row in rows]

@@ -208,6 +208,36 @@ def m011_snapshot_rounds(db: Database) -> None:
     db.execute("CREATE INDEX outbox_game_state ON outbox (game, state)")
 
 
+def m012_undeliverable(db: Database) -> None:
+    # Mail that cannot be delivered (pbem.mail.failures). An outbox row may end 'failed'
+    # (a permanent refusal, or temporary ones past the retry limit) or 'dropped' (a reminder
+    # whose request was settled before it went). claimed_at: handed to SMTP (never dropped
+    # then); deferred_since: the first temporary refusal of this message, for the limit.
+    db.execute("ALTER TABLE outbox ADD COLUMN claimed_at TEXT")
+    db.execute("ALTER TABLE outbox ADD COLUMN deferred_since TEXT")
+    db.execute("ALTER TABLE outbox ADD COLUMN failed_at TEXT")
+    # Per game: the moderator's address, told when a player's mail cannot be delivered.
+    db.execute("ALTER TABLE mail_games ADD COLUMN moderator_address TEXT")
+    # Per address: its bounce score in the manner of Mailman 3, since when it fails, the
+    # last answer of a mail server about it, and when it was marked "mail not delivered".
+    db.execute(
+        """
+        CREATE TABLE mail_failures (
+            address TEXT PRIMARY KEY NOT NULL,
+            score REAL NOT NULL DEFAULT 0,
+            since TEXT NOT NULL,
+            last_at TEXT NOT NULL,
+            last_scored_at TEXT,
+            last_answer TEXT NOT NULL,
+            failed_messages INTEGER NOT NULL DEFAULT 0,
+            dead_since TEXT,
+            told_at TEXT,
+            told_dead_at TEXT
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -220,6 +250,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m010_mail_moments,
     m010b_plain_mail,
     m011_snapshot_rounds,
+    m012_undeliverable,
 ]
 
 
@@ -229,7 +260,8 @@ def is_current(conn: sqlite3.Connection) -> bool:
         names = [row[0] for row in conn.execute(f"select name from {MIGRATIONS_TABLE} order by rowid")]
     except sqlite3.OperationalError:  # no bookkeeping table yet: a new database
         return False
-    return names == [migration.__name__ for migration in MIGRATIONS]
+    # in any order: parallel branches' migrations may have been applied in another order
+    return sorted(names) == sorted(migration.__name__ for migration in MIGRATIONS)
 
 
 def applied_migrations(db: Database) -> list[str]:

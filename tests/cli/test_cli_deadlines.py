@@ -147,7 +147,7 @@ def test_status_and_games_show_what_mail_waits_who_failed_and_who_is_late(cli, o
     report = cli.json("status", "old")
     assert report["overdue"] == ["alex", "ani"]
     assert report["mail"] == {"queued": len(rows), "failing": 1, "last_error": "550 5.1.1 mailbox unavailable",
-                              "last_fetch": None}
+                              "failed": 0, "undeliverable": [], "last_fetch": None}
     text = cli.ok("status", "old").stdout
     assert "OVERDUE" in text
     assert (f"mail: {len(rows)} queued, 1 failing (last error: 550 5.1.1 mailbox unavailable); "
@@ -157,7 +157,8 @@ def test_status_and_games_show_what_mail_waits_who_failed_and_who_is_late(cli, o
     assert "mail:" not in cli.ok("status", "quiet").stdout
     games = {g["game"]: g for g in cli.json("games")["details"]}
     assert games["old"]["overdue"] == ["alex", "ani"]
-    assert games["old"]["mail"] == {"queued": len(rows), "failing": 1, "last_error": "550 5.1.1 mailbox unavailable"}
+    assert games["old"]["mail"] == {"queued": len(rows), "failing": 1, "last_error": "550 5.1.1 mailbox unavailable",
+                                    "failed": 0, "undeliverable": []}
     assert games["quiet"]["mail"] is None
     lines = cli.ok("games").stdout.splitlines()
     assert lines[0] == (f"old: round 1, roll; waiting for alex, ani (OVERDUE: alex, ani); mail: {len(rows)} queued, "

@@ -101,7 +101,7 @@ def test_the_default_applies_once_after_deadline_and_grace(timed):
     lothar = [r for r in after if r["recipient"] == "lothar@example.org"]
     assert [r["kind"] for r in lothar] == ["summary"]
     parts = json.loads(lothar[0]["render"])["parts"]
-    assert [list(p) for p in parts] == [["spec"], ["text"]] and "private message for lothar" in parts[1]["text"]
+    assert [sorted(p) for p in parts] == [["spec"], ["html", "text"]] and "private message for lothar" in parts[1]["text"]
     before = everything(game)
     assert deadlines.tick(game.store, when(25)) == []  # run twice at the same time: nothing more
     assert everything(game) == before

@@ -13,7 +13,7 @@ AT = "2024-05-01T12:00:00Z"  # the store is given its times in tests, never the 
 EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m004_judge",
                   "m005_snapshot_digest", "m006_imap",
                   "m007_deadlines", "m008_outbox_redact", "m010_mail_moments", "m010b_plain_mail",
-                  "m011_snapshot_rounds"]
+                  "m011_snapshot_rounds", "m012_undeliverable"]
 
 
 def columns(db, table):
@@ -25,7 +25,8 @@ def test_blank_database_migrates_to_full_schema(db_path):
         db = store.db
         assert set(db.table_names()) == {"_migrations", "events", "secrets", "snapshots", "outbox",
                                          "mail_players", "mail_games", "mail_seen", "mail_strikes",
-                                         "imap_folders", "imap_unmarked", "mail_deadlines", "mail_reminders"}
+                                         "imap_folders", "imap_unmarked", "mail_deadlines", "mail_reminders",
+                                         "mail_failures"}
         assert columns(db, "events") == [
             ("game", "TEXT"),
             ("seq", "INTEGER"),
@@ -66,10 +67,14 @@ def test_blank_database_migrates_to_full_schema(db_path):
             ("render", "TEXT"),
             ("redact", "TEXT"),
             ("attachments", "TEXT"),
+            ("claimed_at", "TEXT"),
+            ("deferred_since", "TEXT"),
+            ("failed_at", "TEXT"),
         ]
         assert db["outbox"].pks == ["id"]
         outbox = {column.name: column for column in db["outbox"].columns}
-        nullable = {"id", "in_reply_to", "body_html", "last_error", "sent_at", "render", "redact", "attachments"}
+        nullable = {"id", "in_reply_to", "body_html", "last_error", "sent_at", "render", "redact", "attachments",
+                    "claimed_at", "deferred_since", "failed_at"}
         assert {name for name, column in outbox.items() if not column.notnull} == nullable
         assert outbox["refs"].default_value == "''" and outbox["attempts"].default_value == "0"
         assert [(index.columns, index.unique) for index in db["outbox"].indexes] == [
@@ -81,7 +86,7 @@ def test_blank_database_migrates_to_full_schema(db_path):
                                                ("password_hash", "TEXT"), ("tz", "TEXT"), ("plain", "INTEGER")]
         assert db["mail_players"].pks == ["game", "player"]
         assert columns(db, "mail_games") == [("game", "TEXT"), ("list_address", "TEXT"), ("player_summaries", "INTEGER"),
-                                                 ("plain", "INTEGER")]
+                                             ("plain", "INTEGER"), ("moderator_address", "TEXT")]
         assert {c.name: c.default_value for c in db["mail_games"].columns}["plain"] == "0"
         assert db["mail_seen"].pks == ["key"]
         assert columns(db, "mail_strikes") == [("id", "INTEGER"), ("address", "TEXT"), ("kind", "TEXT"), ("at", "TEXT")]
@@ -100,6 +105,10 @@ def test_blank_database_migrates_to_full_schema(db_path):
                                                  ("step", "INTEGER"), ("kind", "TEXT"), ("stage", "TEXT"),
                                                  ("at", "TEXT"), ("message_id", "TEXT")]
         assert db["mail_reminders"].pks == ["game", "player", "round", "step", "kind", "stage"]
+        assert [name for name, _ in columns(db, "mail_failures")] == [
+            "address", "score", "since", "last_at", "last_scored_at", "last_answer", "failed_messages",
+            "dead_since", "told_at", "told_dead_at"]
+        assert db["mail_failures"].pks == ["address"]
         assert all(column.notnull for column in db["mail_reminders"].columns)
         rows = list(db.query("select name, applied_at from _migrations order by rowid"))
         assert [row["name"] for row in rows] == EXPECTED_NAMES
