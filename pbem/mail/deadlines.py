@@ -137,7 +137,7 @@ def tick(store, now: str, game: str | None = None, on_action=None) -> list[Actio
         if on_action is not None:
             on_action(action)
     from .moment import moment
-    for name in [game] if game is not None else tables.mail_games(store):
+    for name in [game] if game is not None else tables.mail_games_to_tick(store, now):
         done: list[Action] = []
         try:
             # one transaction and one moment per game: whatever this tick causes for a player
