@@ -13,6 +13,7 @@ set the window size, take a screenshot.
 from __future__ import annotations
 
 import base64
+import fcntl
 import json
 import os
 import shutil
@@ -41,14 +42,24 @@ class Chromium:
         if not found:
             raise BrowserError("chromium is not installed (Debian: apt-get install -y chromium; ./dev installs it)")
         self.profile = tempfile.TemporaryDirectory(prefix="pbem-chromium-")
+        self._log = tempfile.TemporaryFile()
         to_browser_r, self._to_browser = os.pipe()
         self._from_browser, from_browser_w = os.pipe()
+        # above 9, so that moving one end to fd 3 or 4 never overwrites the other
+        for name in ("to_browser_r", "from_browser_w"):
+            fd = locals()[name]
+            high = fcntl.fcntl(fd, fcntl.F_DUPFD, 10)
+            os.close(fd)
+            if name == "to_browser_r":
+                to_browser_r = high
+            else:
+                from_browser_w = high
         # Chromium expects its pipe ends as fds 3 (commands in) and 4 (answers out): the
         # shell moves them there, whatever numbers they have here
         command = [found, *FLAGS, f"--user-data-dir={self.profile.name}", "about:blank"]
         self.process = subprocess.Popen(
-            ["/bin/sh", "-c", f'exec "$@" 3<&{to_browser_r} 4>&{from_browser_w}', "sh", *command],
-            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            ["/bin/bash", "-c", f'exec "$@" 3<&{to_browser_r} 4>&{from_browser_w}', "bash", *command],
+            stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=self._log,
             pass_fds=(to_browser_r, from_browser_w))
         os.close(to_browser_r)
         os.close(from_browser_w)
@@ -86,17 +97,24 @@ class Chromium:
         while b"\0" not in self._buffer:
             chunk = os.read(self._from_browser, 1 << 20)
             if not chunk:
-                raise BrowserError("chromium closed the DevTools pipe")
+                raise BrowserError(f"chromium closed the DevTools pipe: {self.log_tail()}")
             self._buffer += chunk
         message, _, self._buffer = self._buffer.partition(b"\0")
         return json.loads(message)
+
+    def log_tail(self) -> str:
+        self._log.seek(0)
+        return self._log.read().decode(errors="replace")[-1500:]
 
     def send(self, method: str, session: str | None = None, **params) -> dict:
         self._id += 1
         message = {"id": self._id, "method": method, "params": params}
         if session:
             message["sessionId"] = session
-        os.write(self._to_browser, json.dumps(message).encode() + b"\0")
+        try:
+            os.write(self._to_browser, json.dumps(message).encode() + b"\0")
+        except BrokenPipeError:
+            raise BrowserError(f"chromium has gone (exit {self.process.poll()}): {self.log_tail()}") from None
         while True:
             answer = self._read_message()
             if answer.get("id") == self._id:
