@@ -110,6 +110,12 @@ def signed_export(tmp_path: Path, moves: int = 40) -> str:
     return export_of(store, "signed")
 
 
+def audit_has_verdicts() -> bool:
+    """Whether this pbem's audit prints the verdict lines of docs/protocol.md §13."""
+    result = CliRunner().invoke(app, ["audit", "--help"])
+    return "--seed-hash" in result.stdout
+
+
 def audit_line(path: Path, *options: str) -> tuple[str | None, int]:
     """``pbem audit --file PATH``'s verdict line and exit status (None for a usage error).
 
@@ -141,6 +147,7 @@ class Page:
         b = self.browser
         b.evaluate(f"""(() => {{
             delete document.body.dataset.verdict;
+            document.getElementById('export-file').value = '';  // the same file again is a change too
             document.getElementById('seed-hash').value = {json.dumps(seed_hash)};
             document.getElementById('head').value = {json.dumps(head)};
             document.getElementById('heads').value = {json.dumps(heads)};
@@ -149,6 +156,7 @@ class Page:
         b.set_files("#export-file", [path])
         return b.evaluate("""(async () => {
             for (let i = 0; i < 6000 && !document.body.dataset.verdict; i++) await new Promise(r => setTimeout(r, 10));
+            if (!document.body.dataset.verdict) throw new Error('the page gave no verdict');
             return {verdict: document.body.dataset.verdict, shown: document.getElementById('verdict').textContent,
                     line: document.getElementById('reason').textContent,
                     details: document.getElementById('details').innerText};
@@ -160,5 +168,5 @@ def pages(browser, tmp_path):
     return SimpleNamespace(page=lambda: Page(browser, tmp_path), rows_of=rows_of, rechain=rechain,
                            demo_export=lambda kind, n: demo_export(tmp_path, kind, n),
                            signed_export=lambda moves=40: signed_export(tmp_path, moves),
-                           audit_line=audit_line, EXAMPLES=EXAMPLES, VERIFY=VERIFY, tmp=tmp_path,
+                           audit_line=audit_line, audit_has_verdicts=audit_has_verdicts, EXAMPLES=EXAMPLES, VERIFY=VERIFY, tmp=tmp_path,
                            browser=browser)
