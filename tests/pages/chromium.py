@@ -157,6 +157,14 @@ class Chromium:
         found = self.call("DOM.querySelector", nodeId=node, selector=selector)["nodeId"]
         self.call("DOM.setFileInputFiles", nodeId=found, files=[str(p) for p in paths])
 
+    def drop_files(self, selector: str, paths: list[Path]) -> None:
+        """Drag files from outside the browser and drop them on the element, as a user does."""
+        x, y = self.evaluate(f"(() => {{ const r = document.querySelector({json.dumps(selector)}).getBoundingClientRect();"
+                             f" return [r.x + r.width / 2, r.y + r.height / 2]; }})()")
+        data = {"items": [], "files": [str(p) for p in paths], "dragOperationsMask": 1}
+        for kind in ("dragEnter", "dragOver", "drop"):
+            self.call("Input.dispatchDragEvent", type=kind, x=x, y=y, data=data)
+
     def set_size(self, width: int, height: int, mobile: bool = False, scale: float = 1) -> None:
         self.call("Emulation.setDeviceMetricsOverride", width=width, height=height,
                   deviceScaleFactor=scale, mobile=mobile)

@@ -49,6 +49,17 @@ def test_every_example_is_ok(pages, page, name):
     assert "Not checked here" in shown["details"] and f"pbem audit --file {name}.jsonl" in shown["details"]
 
 
+def test_an_export_dropped_on_the_page_is_checked(pages, page):
+    path = pages.EXAMPLES / "tortuga1667-nine-players.jsonl"
+    pages.browser.evaluate("delete document.body.dataset.verdict")
+    pages.browser.drop_files("#drop", [path])
+    shown = pages.browser.evaluate("""(async () => {
+        for (let i = 0; i < 6000 && !document.body.dataset.verdict; i++) await new Promise(r => setTimeout(r, 10));
+        return [document.body.dataset.verdict, document.getElementById('export-name').textContent];
+    })()""")
+    assert shown[0] == "OK" and shown[1].startswith("tortuga1667-nine-players.jsonl")
+
+
 @pytest.mark.parametrize("kind,players", [("tortuga", 4), ("tortuga1667", 6)])
 def test_a_fresh_game_of_each_kind_is_ok(pages, page, kind, players):
     text = pages.demo_export(kind, players)
