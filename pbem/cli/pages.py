@@ -1,16 +1,18 @@
 """Pages for a browser: the verifier page and a game's viewer."""
 
 
+import sys
 from pathlib import Path
-from typing import Annotated
+from typing import Annotated, Optional
 
 import typer
 
-from .common import JsonOption, emit, fail, handled
+from .common import DbOption, JsonOption, emit, fail, handled, open_store
 
 
 def register(app: typer.Typer) -> None:
     app.command("verify-page")(verify_page)
+    app.command("page")(page)
 
 
 @handled
@@ -36,3 +38,39 @@ def verify_page(output: Annotated[Path, typer.Option("-o", "--output", help="The
     digest = verify_page_sha256()
     emit({"path": str(target), "sha256": digest}, as_json,
          f"wrote {target}\nsha256: {digest} (compare with the one in docs/protocol.md)")
+
+
+@handled
+def page(game: Annotated[Optional[str], typer.Argument(help="A game in the database.", show_default=False)] = None,
+         output: Annotated[Optional[Path], typer.Option("-o", "--output", help="The HTML file to write (default: standard output).")] = None,
+         file: Annotated[Optional[Path], typer.Option("--file", help="An exported log (JSON Lines, seed revealed) instead of a game in the database.")] = None,
+         force: Annotated[bool, typer.Option("--force", help="Replace an existing output file.")] = False,
+         db: DbOption = None, as_json: JsonOption = False):
+    """Write a game's viewer: one self-contained HTML page of the whole game, from its public record.
+
+    Every round or turn with its board and summary (previous/next buttons, arrow keys), the
+    players, the seed hash and judge key, where the game stands, and the log with every hash.
+    It makes no request: open it from a file, mail it, or put it on any web host.
+
+    \b
+    Example: pbem page g1 -o g1.html
+    Example: pbem page --file g1.jsonl -o g1.html     (a finished game's export)
+    """
+    from ..render import viewer
+    if (game is None) == (file is None):
+        fail("give a GAME or --file FILE", 2)
+    if output is not None:
+        if output.exists() and output.is_dir():
+            fail(f"{output} is a folder; give the name of the HTML file to write, e.g. {output / 'game.html'}")
+        if output.exists() and not force:
+            fail(f"{output} exists; choose another file name, or add --force to replace it")
+    if file is not None:
+        from .inputs import EXPORT, read_text
+        html = viewer.from_export(read_text(file, EXPORT))
+    else:
+        html = viewer.from_store(open_store(db), game)
+    if output is None:
+        sys.stdout.write(html)
+        return
+    viewer.write_atomically(output, html)
+    emit({"path": str(output), "bytes": len(html.encode("utf-8"))}, as_json, f"wrote {output} ({len(html.encode('utf-8'))} bytes)")
