@@ -45,6 +45,8 @@ def page(game: Annotated[Optional[str], typer.Argument(help="A game in the datab
          output: Annotated[Optional[Path], typer.Option("-o", "--output", help="The HTML file to write (default: standard output).")] = None,
          file: Annotated[Optional[Path], typer.Option("--file", help="An exported log (JSON Lines, seed revealed) instead of a game in the database.")] = None,
          force: Annotated[bool, typer.Option("--force", help="Replace an existing output file.")] = False,
+         folder: Annotated[Optional[Path], typer.Option("--folder", help="Keep GAME.html in this folder, written again after every committed event (the judge's setting for the game).")] = None,
+         no_folder: Annotated[bool, typer.Option("--no-folder", help="Stop keeping the page in a folder.")] = False,
          db: DbOption = None, as_json: JsonOption = False):
     """Write a game's viewer: one self-contained HTML page of the whole game, from its public record.
 
@@ -55,10 +57,16 @@ def page(game: Annotated[Optional[str], typer.Argument(help="A game in the datab
     \b
     Example: pbem page g1 -o g1.html
     Example: pbem page --file g1.jsonl -o g1.html     (a finished game's export)
+    Example: pbem page g1 --folder /var/www/games     (kept up to date after every move)
     """
     from ..render import viewer
     if (game is None) == (file is None):
         fail("give a GAME or --file FILE", 2)
+    if folder is not None or no_folder:
+        if game is None or output is not None or (folder is not None and no_folder):
+            fail("give --folder DIR (or --no-folder) with a GAME alone, e.g. pbem page g1 --folder /var/www/games", 2)
+        _keep_in_folder(game, None if no_folder else folder, db, as_json)
+        return
     if output is not None:
         if output.exists() and output.is_dir():
             fail(f"{output} is a folder; give the name of the HTML file to write, e.g. {output / 'game.html'}")
@@ -74,3 +82,29 @@ def page(game: Annotated[Optional[str], typer.Argument(help="A game in the datab
         return
     viewer.write_atomically(output, html)
     emit({"path": str(output), "bytes": len(html.encode("utf-8"))}, as_json, f"wrote {output} ({len(html.encode('utf-8'))} bytes)")
+
+
+def _keep_in_folder(game: str, folder: Optional[Path], db, as_json: bool) -> None:
+    """Set (or clear) the folder where the judge keeps the game's viewer, and write it now."""
+    import os
+
+    from ..protocol.commands import load
+    from ..render import viewer
+    from ..store.pages import set_page_folder
+    store = open_store(db)
+    load(store, game)  # the helpful unknown-game error
+    if folder is not None:
+        folder = folder.expanduser().resolve()
+        if not folder.is_dir():
+            fail(f"{folder} is not a folder; make it first (mkdir -p {folder}), or give another")
+        if not os.access(folder, os.W_OK):
+            fail(f"{folder} is not writable by you; give a folder you can write to")
+    with store.transaction():
+        set_page_folder(store, game, None if folder is None else str(folder))
+    if folder is None:
+        emit({"game": game, "folder": None}, as_json, f"the viewer of {game} is no longer kept in a folder")
+        return
+    target = folder / f"{game}.html"
+    viewer.write_atomically(target, viewer.from_store(store, game))
+    emit({"game": game, "folder": str(folder), "path": str(target)}, as_json,
+         f"wrote {target}; it is written again after every committed event of {game}")

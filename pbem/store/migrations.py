@@ -175,6 +175,13 @@ def m007_deadlines(db: Database) -> None:
     )
 
 
+def m013_page_folders(db: Database) -> None:
+    # Per game: the folder where the judge keeps the game's viewer (GAME.html, pbem page
+    # --folder), written again after every committed write. The moderator's own setting:
+    # never exported.
+    db["page_folders"].create({"game": str, "folder": str}, pk="game", not_null={"game", "folder"})
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -183,6 +190,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m005_snapshot_digest,
     m006_imap,
     m007_deadlines,
+    m013_page_folders,
 ]
 
 

@@ -79,6 +79,9 @@ class Store:
         # callables (store, session) -> (session, at) -> None that the protocol's writing
         # commands call inside their transaction (see pbem.protocol.commands._write)
         self.write_hooks: list = []
+        # callables () -> None to run once the open transaction has committed (never when it
+        # rolls back): work outside the database that must see only committed events
+        self.after_commit: list = []
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             _enable_wal(conn, busy_timeout_ms)
@@ -128,11 +131,14 @@ class Store:
                 ) from exc
             raise self._write_error(exc) from exc
         self._in_transaction = True
+        committed = False
         try:
             yield self
             maybe_crash("commit:before")
             self.conn.execute("COMMIT")
+            committed = True
         except BaseException as exc:
+            self.after_commit.clear()
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
@@ -143,6 +149,10 @@ class Store:
             self._checked.clear()
             self.sessions.clear()
         maybe_crash("commit:after")
+        if committed:
+            callbacks, self.after_commit = self.after_commit, []
+            for callback in callbacks:
+                callback()
 
     @contextlib.contextmanager
     def atomic(self) -> Iterator[Store]:
