@@ -16,6 +16,7 @@ import base64
 import fcntl
 import json
 import os
+import select
 import shutil
 import subprocess
 import tempfile
@@ -24,6 +25,10 @@ from pathlib import Path
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
          "--disable-component-update", "--disable-sync", "--disable-quic", "--hide-scrollbars",
          "--remote-debugging-pipe"]
+
+
+# a hang guard, not a speed limit: a page that never answers fails the test instead of stalling it
+READ_TIMEOUT = 300
 
 
 class BrowserError(RuntimeError):
@@ -95,6 +100,9 @@ class Chromium:
 
     def _read_message(self) -> dict:
         while b"\0" not in self._buffer:
+            ready, _, _ = select.select([self._from_browser], [], [], READ_TIMEOUT)
+            if not ready:
+                raise BrowserError(f"chromium said nothing for {READ_TIMEOUT} s: {self.log_tail()}")
             chunk = os.read(self._from_browser, 1 << 20)
             if not chunk:
                 raise BrowserError(f"chromium closed the DevTools pipe: {self.log_tail()}")
@@ -139,7 +147,8 @@ class Chromium:
     def open(self, url: str) -> None:
         self.console = []
         self._loaded = False
-        self.call("Page.navigate", url=url)
+        if "loaderId" not in self.call("Page.navigate", url=url):
+            return  # a move within the same document (#fragment): no load to wait for
         while not self._loaded:
             self.on_event(self._read_message())
 

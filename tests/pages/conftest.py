@@ -169,4 +169,60 @@ def pages(browser, tmp_path):
                            demo_export=lambda kind, n: demo_export(tmp_path, kind, n),
                            signed_export=lambda moves=40: signed_export(tmp_path, moves),
                            audit_line=audit_line, audit_has_verdicts=audit_has_verdicts, EXAMPLES=EXAMPLES, VERIFY=VERIFY, tmp=tmp_path,
-                           browser=browser)
+                           browser=browser, tortuga_in_play=lambda: tortuga_in_play(tmp_path),
+                           t1667_in_play=lambda: t1667_in_play(tmp_path))
+
+
+# ------------------------------------------------------------------ games in play, with secrets
+
+def secrets_of(store, game: str) -> list[str]:
+    """Everything of ``game`` kept outside the log: the server seed, moderator-made salts,
+    held votes (every 64-hex value inside them too, and each whole value)."""
+    import re
+    values = [row[0] for row in store.conn.execute("select value from secrets where game = ?", (game,))]
+    found = set(values)
+    for value in values:
+        found.update(re.findall(r"[0-9a-f]{64}", value))
+    return sorted(found)
+
+
+def tortuga_in_play(tmp_path: Path):
+    """A Tortuga game in round 2 with a sealed step open: one choice sealed by the moderator
+    (its salt in the store), one committed by its player and not yet revealed, addresses set."""
+    from pbem.store import judge as mail_tables
+    store = Store(tmp_path / "inplay.db", create=True)
+    new_bot_game(store, "inplay", ["ani", "alex", "frank"], at=AT)
+    play_bots(store, "inplay", "secrecy", at=AT, until=lambda s: s.state.round >= 2 and s.sealed is not None
+              and not s.sealed.commits)
+    session = commands.load(store, "inplay")
+    kind = session.sealed.kind
+    commands.commit_for_player(store, "inplay", "ani", session.rules.default(session.state, "ani", kind), at=AT)
+    sealed = commands.seal(commands.load(store, "inplay"), "alex", session.rules.default(session.state, "alex", kind))
+    commands.commit(store, "inplay", "alex", sealed["commitment"], (sealed["round"], sealed["step"]), at=AT)
+    with store.transaction():
+        for player in ("ani", "alex", "frank"):
+            mail_tables.set_address(store, "inplay", player, f"{player}.secret-address@example.org")
+    return store, "inplay", [sealed["salt"], *secrets_of(store, "inplay")]
+
+
+def t1667_in_play(tmp_path: Path):
+    """A Tortuga 1667 game in play with an anonymous vote half revealed: some votes held by
+    the judge, not yet batched; loyalties and hands hidden."""
+    store = Store(tmp_path / "inplay1667.db", create=True)
+    names = ["ani", "bo", "cy", "dee", "eve"]
+    new_bot_game(store, "vote", names, game_type="tortuga1667", at=AT)
+    play_bots(store, "vote", "secrecy", at=AT,
+              until=lambda s: s.sealed is not None and s.sealed.anonymous and not s.sealed.commits)
+    session = commands.load(store, "vote")
+    assert session.sealed is not None, "the bots finished the game without a vote"
+    bots = {p: session.rules.bot(f"v/{p}") for p in names}
+    held = []
+    for player in session.sealed.owes_commit():
+        sealed = commands.seal(session, player, bots[player].choose(session.state, player, session.sealed.kind))
+        session = commands.commit(store, "vote", player, sealed["commitment"], (sealed["round"], sealed["step"]), at=AT)
+        held.append(sealed)
+    for sealed in held[:-1]:  # the last voter has not revealed: no batch yet
+        commands.reveal(store, "vote", sealed["player"], sealed["choice"], sealed["salt"], at=AT)
+    session = commands.load(store, "vote")
+    private = {p: session.rules.view(session.state, p) for p in names}
+    return store, "vote", [s["salt"] for s in held] + secrets_of(store, "vote"), private
