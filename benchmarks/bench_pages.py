@@ -46,14 +46,19 @@ def verifier_seconds(browser, repeat: int) -> list[float]:
     return times
 
 
-def page_seconds(repeat: int, out: Path) -> list[float]:
-    times = []
+def page_seconds(repeat: int, out: Path) -> tuple[list[float], list[float]]:
+    """Wall-clock and CPU seconds (user + system) of `pbem page`, each in a fresh process."""
+    import resource
+    times, cpu = [], []
     for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
         start = time.perf_counter()
         subprocess.run([sys.executable, "-m", "pbem.cli.app", "page", "--file", str(NINE), "-o", str(out), "--force"],
                        check=True, capture_output=True)
         times.append(time.perf_counter() - start)
-    return times
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return times, cpu
 
 
 def screenshots(browser, folder: Path) -> None:
@@ -66,7 +71,7 @@ def screenshots(browser, folder: Path) -> None:
             for width, height, mobile, tag in ((1280, 900, False, "desktop"), (390, 844, True, "phone")):
                 browser.set_size(width, height, mobile=mobile)
                 browser.open(page.as_uri() + ("#turn-5" if name == "viewer-1667" else "#round-3"))
-                browser.evaluate("document.querySelector('nav.rounds').scrollIntoView()")
+                browser.evaluate("window.scrollTo(0, document.querySelector('nav.rounds').getBoundingClientRect().top - 8)")
                 browser.screenshot(folder / f"{name}-{tag}.png", full_page=False)
                 print(f"wrote {folder / f'{name}-{tag}.png'}")
 
@@ -79,7 +84,7 @@ def main() -> None:
     chromium = chromium_module()
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp) / "nine.html"
-        page = page_seconds(args.repeat, out)
+        page, page_cpu = page_seconds(args.repeat, out)
         size = out.stat().st_size
         with chromium.Chromium() as browser:
             verify = verifier_seconds(browser, args.repeat)
@@ -89,7 +94,8 @@ def main() -> None:
           f"(min {min(verify):.3f}, max {max(verify):.3f}; target <= 0.5 s)")
     print(f"viewer of that game: {size} bytes ({size / 1e6:.2f} MB; target <= 1 MB)")
     print(f"pbem page for it (a fresh process): median {statistics.median(page):.3f} s "
-          f"(min {min(page):.3f}, max {max(page):.3f}; target <= 1 s)")
+          f"(min {min(page):.3f}, max {max(page):.3f}; target <= 1 s); CPU time median "
+          f"{statistics.median(page_cpu):.3f} s (on a shared machine the wall clock waits for the CPU)")
 
 
 if __name__ == "__main__":
