@@ -110,9 +110,24 @@ def signed_export(tmp_path: Path, moves: int = 40) -> str:
     return export_of(store, "signed")
 
 
+def _run_audit(args: list[str]):
+    """``pbem ARGS`` in-process; or, with $PBEM_COMPARE_AUDIT set to a command (e.g. another
+    checkout's ``/path/.venv/bin/python -m pbem.cli.app``), that pbem, to compare the page
+    with an audit from another branch."""
+    import os
+    import shlex
+    import subprocess
+    other = os.environ.get("PBEM_COMPARE_AUDIT")
+    if not other:
+        return CliRunner().invoke(app, args)
+    done = subprocess.run([*shlex.split(other), *args], capture_output=True, text=True,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1", "PYTHONSAFEPATH": "1"})
+    return SimpleNamespace(stdout=done.stdout, stderr=done.stderr, exit_code=done.returncode)
+
+
 def audit_has_verdicts() -> bool:
     """Whether this pbem's audit prints the verdict lines of docs/protocol.md §13."""
-    result = CliRunner().invoke(app, ["audit", "--help"])
+    result = _run_audit(["audit", "--help"])
     return "--seed-hash" in result.stdout
 
 
@@ -121,7 +136,7 @@ def audit_line(path: Path, *options: str) -> tuple[str | None, int]:
 
     Until the audit prints the verdicts of docs/protocol.md §13 itself, its report is
     turned into that line here; once it does, its own line is used word for word."""
-    result = CliRunner().invoke(app, ["audit", "--file", str(path), *options, "--json"])
+    result = _run_audit(["audit", "--file", str(path), *options, "--json"])
     report = json.loads(result.stdout) if result.stdout.strip().startswith("{") else {}
     if "verdict_line" in report:
         return report["verdict_line"], result.exit_code

@@ -70,9 +70,11 @@ def test_the_seed_hash_and_heads_kept_by_the_public(pages, page):
     text = (pages.EXAMPLES / "four-players.jsonl").read_text(encoding="utf-8")
     rows = pages.rows_of(text)
     seed_hash = rows[0]["data"]["seed_hash"]
-    summary = (pages.EXAMPLES / "four-players.summary.md").read_text(encoding="utf-8")
-    shown = check(pages, page, text, "four-players.jsonl", seed_hash=seed_hash, heads=summary,
-                  head=f"70:{rows[69]['hash'][:10]}", _audit=("--seed-hash", seed_hash))
+    summary_file = pages.EXAMPLES / "four-players.summary.md"
+    summary = summary_file.read_text(encoding="utf-8")
+    head = f"70:{rows[69]['hash'][:10]}"
+    shown = check(pages, page, text, "four-players.jsonl", seed_hash=seed_hash, heads=summary, head=head,
+                  _audit=("--seed-hash", seed_hash, "--head", head, "--heads", str(summary_file)))
     assert shown["verdict"] == "OK", shown
     assert "seed hash matches the published one" in shown["line"]
     assert "published heads are prefixes" in shown["line"]
@@ -245,7 +247,9 @@ def test_receipts_the_log_agrees_with(pages, page):
     commit = first(rows, "commit")
     given = receipt(secret, public, commit, rows[commit["seq"]], commit["data"]["player"])
     quoted = "".join("> " + line + "\n" for line in given.splitlines())  # a reply quoting it does no harm
-    shown = page.verify(pages.rechain(rows), name="judged.jsonl", receipts=quoted)
+    (pages.tmp / "receipts.txt").write_text(quoted, encoding="utf-8")
+    shown = check(pages, page, pages.rechain(rows), "judged.jsonl", receipts=quoted,
+                  _audit=("--receipt", str(pages.tmp / "receipts.txt")))
     assert shown["verdict"] == "OK" and shown["line"].endswith(", 1 receipt checked"), shown
 
 
@@ -257,14 +261,18 @@ def test_a_receipt_the_log_contradicts_fails(pages, page):
     original = commit["hash"]
     commit["data"]["commitment"] = "77" * 32  # the judge changed the commitment afterwards
     altered = pages.rows_of(pages.rechain(rows))
-    shown = page.verify(pages.rechain(rows), name="judged.jsonl", receipts=given)
+    (pages.tmp / "receipt.txt").write_text(given, encoding="utf-8")
+    shown = check(pages, page, pages.rechain(rows), "judged.jsonl", receipts=given,
+                  _audit=("--receipt", str(pages.tmp / "receipt.txt")))
     assert shown["line"] == (f"FAIL: receipt 1 ({player}, event {commit['seq']} commit) is contradicted: the judge "
                              f"signed event {commit['seq']} as {original[:8]}…, the log has "
                              f"{altered[commit['seq'] - 1]['hash'][:8]}… there: the judge changed or dropped that event")
     # a receipt from another judge key
     other_secret, other_public = generate_keypair()
     foreign = receipt(other_secret, other_public, rows[3], rows[4], "ani")
-    shown = page.verify(pages.rechain(rows), name="judged.jsonl", receipts=foreign)
+    (pages.tmp / "foreign.txt").write_text(foreign, encoding="utf-8")
+    shown = check(pages, page, pages.rechain(rows), "judged.jsonl", receipts=foreign,
+                  _audit=("--receipt", str(pages.tmp / "foreign.txt")))
     assert "is signed by judge key" in shown["line"] and "but this log's created names judge key" in shown["line"]
 
 
