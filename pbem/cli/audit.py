@@ -146,13 +146,18 @@ def replay(file: Annotated[Path, typer.Argument(help="An exported log (JSON Line
            fmt: FormatOption = "text", as_json: JsonOption = False):
     """Replay an exported game and print every round's summary and the final result.
 
+    With --json, the summaries' data and every random draw (label, n, value) in the order
+    the rules drew them, for a checker to compare with its own.
+
     \b
     Example: pbem replay examples/games/four-players.jsonl --format markdown
     """
     from ..render import record, summary
     from .inputs import EXPORT, read_text
-    game = record.from_export(read_text(file, EXPORT))
+    game = record.from_export(read_text(file, EXPORT), draws=as_json)
     models, text = summary.render_all(game, fmt, audit_file=str(file))
+    if as_json:  # every draw of the game, in the order the rules made them (docs/protocol.md §4)
+        models["draws"] = [{"label": label, "n": n, "value": value} for label, n, value in game.session.rng.draws]
     emit(models, as_json, text)
 
 

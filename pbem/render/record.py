@@ -68,12 +68,14 @@ def _fields(event):
     return event.kind, event.data, event.at, event.seq, event.hash
 
 
-def build(game_id: str, events, seed: bytes | None, held=None) -> GameRecord:
+def build(game_id: str, events, seed: bytes | None, held=None, draws: bool = False) -> GameRecord:
     """Replay ``events`` (store Events or export dicts) with ``seed`` into a GameRecord;
-    ``held``: the held reveals of anonymous steps (default: those the log discloses)."""
+    ``held``: the held reveals of anonymous steps (default: those the log discloses);
+    ``draws``: keep every random draw, in order, in ``session.rng.draws``."""
     if not events:
         raise Refused(f"no events for game {quote(game_id)}")
     session = Session(game_id, seed, held if held is not None else held_in(events))
+    session.record_draws = draws
     rounds: list[RoundRecord] = []
     setup: list = []
     revealed = None
@@ -183,7 +185,7 @@ def from_store(store, game_id: str) -> GameRecord:
     return build(game_id, events, bytes.fromhex(secret) if secret else None, held_source(store, game_id))
 
 
-def from_export(text: str) -> GameRecord:
+def from_export(text: str, draws: bool = False) -> GameRecord:
     """The record of an exported game (JSON Lines with the seed revealed)."""
     from ..store import read_export, verify_chain
     rows = read_export(text)
@@ -194,4 +196,4 @@ def from_export(text: str) -> GameRecord:
     if seed is None:
         raise Refused("this export has no revealed seed, so rolls cannot be replayed; ask the moderator "
                       "for an export after 'pbem reveal-seed' (or audit it with 'pbem audit --file')")
-    return build(rows[0]["game"], rows, seed)
+    return build(rows[0]["game"], rows, seed, draws=draws)
