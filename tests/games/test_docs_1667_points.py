@@ -1,0 +1,37 @@
+"""Points of docs/rules-1667.md that an independent checker needs, pinned (issue 20 item 4):
+Unicode in choices and reserved player names. Each test names the doc's paragraph."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from pbem.games import tortuga1667
+from pbem.games.tortuga1667.setup import RESERVED, check_players
+
+DOC = (Path(__file__).resolve().parents[2] / "docs" / "rules-1667.md").read_text(encoding="utf-8")
+
+
+@pytest.mark.parametrize("typed", ["vote 2", "VOTE 2", "ｖｏｔｅ　２", "vote ２", "vote ٢", "vote\t2"])
+def test_choice_unicode_the_whole_choice_is_nfkc_and_any_decimal_digit_reads(typed):
+    assert "**Unicode in choices** (`choice-unicode`)" in DOC
+    assert tortuga1667.normalize("vote", typed) == "vote 2"
+
+
+def test_choice_unicode_circled_digits_read_as_their_plain_digit():
+    assert tortuga1667.normalize("vote", "vote ①") == "vote 1"
+
+
+def test_reserved_names_are_the_documented_words():
+    assert "**Reserved names** (`reserved-names`)" in DOC
+    listed = DOC.split("**Reserved names**", 1)[1].split("\n\n", 1)[0]
+    for word in RESERVED:
+        assert f"`{word}`" in listed, f"rules-1667.md does not list the reserved name {word}"
+    for name in ("Tortuga", "ＪＯＬＬＹ", "To", "british"):
+        with pytest.raises(ValueError, match="word of the choice syntax"):
+            check_players([name, "bo", "cy", "dee"])
+    for name in ("a b", "a,b", "x" * 41):
+        with pytest.raises(ValueError):
+            check_players([name, "bo", "cy", "dee"])
+    assert check_players(["Tortugan", "bo", "cy", "dee"])  # a longer word is a name like any other
