@@ -35,3 +35,11 @@ def test_reserved_names_are_the_documented_words():
         with pytest.raises(ValueError):
             check_players([name, "bo", "cy", "dee"])
     assert check_players(["Tortugan", "bo", "cy", "dee"])  # a longer word is a name like any other
+
+
+def test_request_kinds_are_the_documented_ones():
+    from pbem.games.tortuga1667.legal import SYNTAX
+    assert "**Request kinds** (`request-kinds`)" in DOC
+    listed = DOC.split("**Request kinds**", 1)[1].split("\n\n", 1)[0]
+    for kind in SYNTAX:  # every kind the rules can ask for has its syntax
+        assert f"`{kind}`" in listed, f"rules-1667.md does not list the request kind {kind}"
