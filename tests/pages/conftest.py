@@ -80,17 +80,19 @@ def demo_export(tmp_path: Path, game_type: str, players: int, bot_seed: str = "p
     return export_of(store, "fresh")
 
 
-def signed_export(tmp_path: Path, moves: int = 40) -> str:
-    """A signed Tortuga game (every commit, reveal and decision signed by its player), played
-    by bots for ``moves`` submissions: in play, so the seed is not revealed."""
-    store = Store(tmp_path / "signed.db", create=True)
-    names = ["ani", "alex", "frank"]
+def signed_export(tmp_path: Path, moves: int | None = 40, game_type: str = "tortuga") -> str:
+    """A signed game (every commit, reveal and decision signed by its player), played by
+    bots for ``moves`` submissions (in play: the seed is not revealed), or to its end."""
+    store = Store(tmp_path / f"signed-{game_type}.db", create=True)
+    names = ["ani", "alex", "frank"] if game_type == "tortuga" else ["ani", "bo", "cy", "dee", "eve"]
     keys = {p: generate_keypair() for p in names}
-    commands.create_game(store, "signed", "tortuga", names, {}, require_signatures=True,
+    commands.create_game(store, "signed", game_type, names, {}, require_signatures=True,
                          keys={p: pub for p, (_, pub) in keys.items()}, start=True, at=AT)
     session = commands.load(store, "signed")
     bots = {p: session.rules.bot(f"signed/{p}", "random") for p in names}
-    for _ in range(moves):
+    count = 0
+    while not session.finished and (moves is None or count < moves):
+        count += 1
         step = session.sealed
         if step is not None and step.owes_commit():
             held = {}
@@ -104,6 +106,13 @@ def signed_export(tmp_path: Path, moves: int = 40) -> str:
         else:
             request = session.pending()[0]
             choice = bots[request.player].choose(session.state, request.player, request.kind)
+            if request.kind == "action":  # call a vote whenever one is legal: anonymous steps to check
+                for word in ("attack", "mutiny", "brawl"):
+                    try:
+                        choice = session.rules.check(session.state, request.player, word)
+                        break
+                    except Exception:  # noqa: BLE001 - not legal now: the bot's own choice stands
+                        continue
             block = commands.signed_decision(session, request.player, choice, keys[request.player][0])
             commands.submit(store, "signed", block, at=AT)
         session = commands.load(store, "signed")
@@ -182,7 +191,7 @@ class Page:
 def pages(browser, tmp_path):
     return SimpleNamespace(page=lambda: Page(browser, tmp_path), rows_of=rows_of, rechain=rechain,
                            demo_export=lambda kind, n: demo_export(tmp_path, kind, n),
-                           signed_export=lambda moves=40: signed_export(tmp_path, moves),
+                           signed_export=lambda moves=40, game_type="tortuga": signed_export(tmp_path, moves, game_type),
                            audit_line=audit_line, audit_has_verdicts=audit_has_verdicts, EXAMPLES=EXAMPLES, VERIFY=VERIFY, tmp=tmp_path,
                            browser=browser, tortuga_in_play=lambda: tortuga_in_play(tmp_path),
                            t1667_in_play=lambda: t1667_in_play(tmp_path))

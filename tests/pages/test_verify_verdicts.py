@@ -115,19 +115,19 @@ def test_a_changed_held_reveal_fails_at_the_disclosure(pages, page):
     entry = disclosed["data"]["steps"][0]
     player = next(p for p, r in entry["reveals"].items() if not r.get("default"))
     entry["reveals"][player]["salt"] = "ab" * 32
-    shown = page.verify(pages.rechain(rows), name="changed-held.jsonl")
-    assert shown["line"] == (f"FAIL: event {disclosed['seq']}: the disclosed reveal of {player} for step "
-                             f"{entry['round']}.{entry['step']} does not match their commitment")
+    shown = check(pages, page, pages.rechain(rows), "changed-held.jsonl")
+    assert shown["line"] == (f"FAIL: event {disclosed['seq']}: this held reveal does not match {player}'s commitment "
+                             f"for step {entry['round']}.{entry['step']} (wrong choice or salt, or made for another step)")
 
 
 def test_a_changed_batch_digest_fails_at_the_disclosure(pages, page):
     rows = pages.rows_of((pages.EXAMPLES / "tortuga1667-nine-players.jsonl").read_text(encoding="utf-8"))
     batch = first(rows, "sealed_batch")
     batch["data"]["digest"] = "cd" * 32
-    shown = page.verify(pages.rechain(rows), name="changed-digest.jsonl")
-    disclosed = first(rows, "disclosed")
-    assert shown["line"] == (f"FAIL: event {disclosed['seq']}: the disclosed reveals of step "
-                             f"{batch['data']['round']}.{batch['data']['step']} do not give its batch digest")
+    shown = check(pages, page, pages.rechain(rows), "changed-digest.jsonl")
+    # docs/protocol.md §11: a wrong digest fails naming the sealed_batch
+    assert shown["line"].startswith(f"FAIL: event {batch['seq']}: the batch digest '{'cd' * 32}' is not the digest "
+                                    f"of the step's held reveals (")
 
 
 def test_a_forged_signature_fails(pages, page):
@@ -153,6 +153,27 @@ def test_a_signed_game_in_play_is_incomplete_with_its_signatures_checked(pages, 
     assert shown["verdict"] == "INCOMPLETE"
     signed = sum(1 for r in pages.rows_of(text) if "signature" in r["data"])
     assert f"{signed} signatures (Ed25519)" in shown["details"]
+
+
+def test_a_signed_1667_game_is_ok_with_its_held_signatures_checked_at_the_disclosure(pages, page):
+    text = pages.signed_export(moves=None, game_type="tortuga1667")
+    rows = pages.rows_of(text)
+    disclosed = first(rows, "disclosed")
+    held = [r for step in disclosed["data"]["steps"] for r in step["reveals"].values() if "signature" in r]
+    assert held, "no signed held reveal to check"
+    shown = check(pages, page, text, "signed-1667.jsonl")
+    assert shown["verdict"] == "OK", shown
+    signed = sum(1 for r in rows if "signature" in r["data"]) + len(held)
+    assert f"{signed} signatures (Ed25519)" in shown["details"]
+    # a held reveal's signature forged at the disclosure fails there
+    step = disclosed["data"]["steps"][0]
+    player, entry = next((p, r) for p, r in step["reveals"].items() if "signature" in r)
+    other = next(r for s in disclosed["data"]["steps"] for p, r in s["reveals"].items()
+                 if "signature" in r and r["signature"] != entry["signature"])
+    entry["signature"] = other["signature"]
+    shown = check(pages, page, pages.rechain(rows), "forged-held.jsonl")
+    assert shown["line"] == (f"FAIL: event {disclosed['seq']}: the held reveal of {player}: the signature on "
+                             f"{player}'s reveal is not valid for their registered key")
 
 
 def test_a_changed_time_order_fails(pages, page):
