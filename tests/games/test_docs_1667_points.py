@@ -43,3 +43,22 @@ def test_request_kinds_are_the_documented_ones():
     listed = DOC.split("**Request kinds**", 1)[1].split("\n\n", 1)[0]
     for kind in SYNTAX:  # every kind the rules can ask for has its syntax
         assert f"`{kind}`" in listed, f"rules-1667.md does not list the request kind {kind}"
+
+
+def test_loot_options_are_listed_in_the_documented_order():
+    import copy
+
+    from pbem.games.tortuga1667.votes import loot_options
+    from pbem.protocol.rng import RandomSource
+    assert "**The loot options, in order** (`loot-order`)" in DOC
+    state = tortuga1667.setup(["ani", "bo", "cy", "dee", "eve"], {}, RandomSource.for_testing("loot"))
+    captain = state.ships["dutchman"][0]
+    assert loot_options(state, captain) == ["stow british", "stow french"]
+    empty = copy.deepcopy(state)
+    empty.galleon = 0
+    empty.holds = {"dutchman": {"british": 1, "french": 1}, "jolly": {"british": 0, "french": 2},
+                   "tortuga": {"british": 0, "french": 0}}
+    listed = ["steal dutchman british to french", "steal dutchman french to british",
+              "steal jolly french to british", "steal jolly french to french"]
+    assert loot_options(empty, captain) == listed
+    assert ", ".join(f"`{o}`" for o in listed) in " ".join(DOC.split())
