@@ -62,3 +62,19 @@ def test_loot_options_are_listed_in_the_documented_order():
               "steal jolly french to british", "steal jolly french to french"]
     assert loot_options(empty, captain) == listed
     assert ", ".join(f"`{o}`" for o in listed) in " ".join(DOC.split())
+
+
+@pytest.mark.parametrize("winner,totals", [("french", {"british": 1, "french": 3}),
+                                           ("british", {"british": 4, "french": 2}),
+                                           ("dutch", {"british": 2, "french": 2})])
+def test_the_dutch_players_total_is_the_british_total(winner, totals):
+    import copy
+
+    from pbem.protocol.rng import RandomSource
+    assert "**The Dutch player's total** (`dutch-total`)" in DOC
+    state = copy.deepcopy(tortuga1667.setup(["ani", "bo", "cy", "dee", "eve"], {}, RandomSource.for_testing("dutch")))
+    state.phase, state.outcome = "over", {"winner": winner, "totals": totals}
+    result = tortuga1667.result(state)
+    dutch = next(p for p, team in result["loyalty"].items() if team == "dutch")
+    assert result["scores"][dutch]["total"] == totals["british"]
+    assert (dutch in result["winners"]) == (winner == "dutch")
