@@ -78,3 +78,22 @@ def test_the_dutch_players_total_is_the_british_total(winner, totals):
     dutch = next(p for p, team in result["loyalty"].items() if team == "dutch")
     assert result["scores"][dutch]["total"] == totals["british"]
     assert (dutch in result["winners"]) == (winner == "dutch")
+
+
+@pytest.mark.parametrize("typed,canonical", [("shift british", "shift british to french"),
+                                             ("shift french", "shift french to british"),
+                                             ("SHIFT British to French", "shift british to french"),
+                                             ("peek 4,2", "peek 2,4"), ("peek 4 2", "peek 2,4"),
+                                             ("force bo 5,1", "force bo 5,1"), ("move roger", "move jolly")])
+def test_canonical_forms_are_the_documented_ones(typed, canonical):
+    from pbem.games.tortuga1667.parse import canonical as read
+    from pbem.protocol.rng import RandomSource
+    assert "**Canonical forms** (`canonical-forms`)" in DOC
+    state = tortuga1667.setup(["ani", "bo", "cy", "dee", "eve"], {}, RandomSource.for_testing("forms"))
+    assert read(state, typed.split()[0].casefold(), typed, []) == canonical
+
+
+def test_readme_late_action_default_matches_the_rules():
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    assert "the first two face-down cards the player has not seen" in readme
+    assert "peeks at the first two slots whose card the player has not seen" in " ".join(DOC.split())
