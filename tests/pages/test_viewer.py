@@ -129,7 +129,6 @@ def test_it_reads_on_a_390_pixel_phone(browser, tmp_path, name):
 def test_screenshots_desktop_and_phone(browser, tmp_path):
     """Pictures of both kinds of game at both sizes (docs/ keeps copies; see
     benchmarks/bench_pages.py --screenshots)."""
-    from pbem_test_chromium import BrowserError  # noqa: F401 - the same module the fixture loaded
     for name in ("four-players", "tortuga1667-nine-players"):
         for width, height, mobile in ((1280, 900, False), (390, 844, True)):
             open_page(browser, tmp_path, page_of(name), f"{name}.html", width, height, mobile)
