@@ -1,0 +1,111 @@
+"""The judge's discretion, in the log (docs/protocol.md §14; version 3 logs only).
+
+A log is of version 3 when its ``created`` has a judge key. Then, in a game that requires
+signatures, client seeds are signed like every other submission; and every ``nmr``, and
+every ``default`` given to a late player, records the ``deadline`` it was judged against:
+null in a game without a deadline (where any default is the judge's choice and must be
+``forced``), else no earlier than the request's opening plus ``deadline_seconds``, and
+an unforced one comes at or after it. Older logs keep their rules.
+"""
+
+from __future__ import annotations
+
+from ..text import quote
+from .errors import Refused
+
+
+def client_seed_body(game_id: str, data: dict) -> dict:
+    """The object a player signs for a client seed (version 3, docs/protocol.md §14)."""
+    return {"v": 1, "game": game_id, "kind": "client_seed", "player": data["player"], "seed": data["seed"],
+            "nonce": data["nonce"]}
+
+
+def default_marks(session, key: tuple, force: bool, at: str, grace: int) -> dict:
+    """The ``forced`` mark and (version 3) the recorded ``deadline`` of a default for the
+    request ``key`` written at ``at``: refused when it is not due and not ``force``d."""
+    if not session.version3:
+        return {"forced": True} if force else {}
+    from .times import shift
+    due = session.due(key)
+    deadline = shift(due, grace) if due is not None and grace else due
+    stamp = max(at, session.last_at)
+    if not force:
+        if deadline is None:
+            raise Refused(f"game {session.game_id} has no deadline, so {key[0]} is not late; use --force to apply "
+                          f"the default anyway (the log marks it forced)")
+        if stamp < deadline:
+            raise Refused(f"{key[0]}'s deadline has not passed (due {deadline}"
+                          f"{', grace included' if grace else ''}); use --force to apply the default anyway "
+                          f"(the log marks it forced)")
+    return {**({"forced": True} if force else {}), "deadline": deadline}
+
+
+class Discretion:
+    """Mixed into ``Session``: the checks of §14."""
+
+    @property
+    def version3(self) -> bool:
+        """A log of version 3 (its created has a judge key): §12-§14 of docs/protocol.md."""
+        return "judge_key" in self.meta
+
+    def _check_seed_signature(self, player: str, data: dict) -> None:
+        from .signing import verify
+        signature, nonce = data.get("signature"), data.get("nonce")
+        if signature is None:
+            raise Refused(f"this game requires signed submissions, client seeds too: {player} makes a signed "
+                          f"block with pbem client-seed {self.game_id} {player} TEXT --sign-with KEYFILE")
+        if player not in self.keys:
+            raise Refused(f"{player} has no registered key in this game, so a signed client seed cannot be "
+                          f"checked; register the key first (pbem key)")
+        if not isinstance(nonce, str) or not 1 <= len(nonce) <= 64:
+            raise Refused("a signed submission needs a nonce of 1 to 64 characters")
+        if nonce in self.nonces:
+            raise Refused("this signed client_seed was already used (replayed submission); sign a fresh one")
+        if not verify(self.keys[player], client_seed_body(self.game_id, data), signature):
+            raise Refused(f"the signature on {player}'s client_seed is not valid for their registered key")
+        self.nonces.add(nonce)
+
+    def due(self, key: tuple) -> str | None:
+        """The deadline of the request ``key`` (as in ``owed``): its opening plus the game's
+        ``deadline_seconds``; None in a game without a deadline."""
+        seconds = self.meta.get("deadline_seconds")
+        opened = self.opened_at.get(key)
+        if not seconds or opened is None:
+            return None
+        from .times import shift
+        return shift(opened, seconds)
+
+    def _check_recorded_deadline(self, key: tuple, at: str, data: dict) -> None:
+        """Version 3 (docs/protocol.md §14): a default records the deadline it was judged
+        against; unforced, it comes at or after it, and never in a game without one."""
+        if not self.version3:
+            return
+        player = key[0]
+        if "deadline" not in data:
+            raise Refused("this default records no deadline (field 'deadline'): in a game with a judge key "
+                          "every default says the deadline it was judged against")
+        if "forced" in data and data["forced"] is not True:
+            raise Refused(f"'forced' is true or absent, not {quote(data['forced'])}")
+        recorded, forced = data["deadline"], data.get("forced") is True
+        if not self.meta.get("deadline_seconds"):
+            if recorded is not None:
+                raise Refused(f"the game has no deadline, so the recorded deadline must be null, not {quote(recorded)}")
+            if not forced:
+                raise Refused(f"the game has no deadline, so {player} is never late: a default is the judge's "
+                              f"discretion and must be marked forced")
+            return
+        if not isinstance(recorded, str) or len(recorded) != 20 or not recorded.endswith("Z"):
+            raise Refused(f"the recorded deadline {quote(recorded)} is not a time like 2026-01-31T18:00:00Z")
+        earliest = self.due(key)
+        if earliest is not None and recorded < earliest:
+            raise Refused(f"the recorded deadline {recorded} is earlier than {player}'s deadline {earliest} "
+                          f"(the request opened {self.opened_at.get(key)})")
+        if at < recorded and not forced:
+            raise Refused(f"{player}'s deadline {recorded} had not passed at {at}, and the default is not "
+                          f"marked forced")
+
+    def _after_nmr(self, data: dict) -> bool:
+        """Whether a default (seen without the game's state) is the one pbem appends for a
+        player marked ``nmr`` in a sealed step: it records no deadline of its own."""
+        step = self.public_steps.get((data.get("round"), data.get("step")), {})
+        return bool(data.get("sealed")) and step.get("commits", {}).get(data.get("player"), (None, None))[1] == "nmr"
