@@ -145,12 +145,18 @@ def audit(game: Annotated[Optional[str], typer.Argument(help="A game in the data
         published.seed_hash = seed_hash.strip().lower()
         if len(published.seed_hash) != 64 or any(c not in "0123456789abcdef" for c in published.seed_hash):
             fail("give --seed-hash as the 64 hex characters of the seed hash the game published at its start", 2)
+    from .inputs import InputRefused
     try:
         for path in heads or []:
             published.head_files.append((str(path), bytes(read_bytes(str(path), HEADS)[1])))
         for path in receipt or []:
             from ..mail.message import submission_text  # a saved mail is decoded first
             published.receipts += read_receipts(submission_text(bytes(read_bytes(str(path), RECEIPTS)[1])), str(path))
+    except (OSError, InputRefused) as exc:  # what the auditor gave cannot be read: no verdict
+        fail(f"{exc.strerror or exc}: {exc.filename}" if getattr(exc, "filename", None) else str(exc), 2)
+    except BadAuditInput as exc:
+        fail(str(exc), 2)
+    try:
         if file is not None:
             report = auditing.audit_file(read_text(file, EXPORT), published)
         else:

@@ -1,9 +1,9 @@
 """The email judge's pipeline for one incoming message:
 
     limits (bytes) -> read (bytes -> Incoming) -> seen? -> screen (loops, bounces, lists)
-    -> bounces (read what failed: pbem.mail.bounces) -> rate limits -> route (game, player)
-    -> refuse what is past a limit (size, parts, lines, ... see ``pbem.mail.limits``; command
-    lines) -> authenticate (password or signatures)
+    -> bounces (what the screen turned away is read for addresses that failed: pbem.mail.bounces)
+    -> rate limits -> route (game, player) -> refuse what is past a limit (size, parts,
+    lines, ... see ``pbem.mail.limits``; command lines) -> authenticate (password or signatures)
     -> the protocol's own commands, one savepoint each -> answer (outbox) -> mark seen
 
 All of it is one transaction (or, for a batch from an mbox or Maildir, one savepoint in the
@@ -157,7 +157,9 @@ def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, 
             _pipeline(store, msg, exceeded or msg.over_limit, now, judge_addresses, screen, result)
         except _Stop as stop:
             result.outcome = stop.outcome
-            if isinstance(stop, _Screened):  # automatic mail: read it for bounces, never answer it
+            # automatic mail: read it for bounces, never answer it; a message past the limits
+            # is no mail system's report (those are small), and reading it would parse it
+            if isinstance(stop, _Screened) and exceeded is None:
                 result.bounced = _bounces(store, raw, now)
                 if result.bounced:
                     result.outcome += f"; bounce: {', '.join(result.bounced)}"

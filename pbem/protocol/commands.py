@@ -148,8 +148,10 @@ def _snapshot(store, session: Session) -> None:
     """Cache the replayed state at the head, with the public status report, so that
     ``status`` can answer without loading the rules (``audit`` checks both)."""
     if session.seed is not None:
-        store.put_snapshot(session.game_id, session.seq, json.dumps(snapshot_data(session, store.head(session.game_id)),
-                                                                    separators=(",", ":")))
+        data = snapshot_data(session, store.head(session.game_id))
+        due = min((w["due"] for w in data["status"]["waiting"] if "due" in w), default=None)
+        store.put_snapshot(session.game_id, session.seq, json.dumps(data, separators=(",", ":")),
+                           round=session.state.round if session.state is not None else None, due=due)
 
 
 def snapshot_data(session: Session, head: tuple[int, str]) -> dict:

@@ -111,10 +111,11 @@ class Session(AnonymousSteps, Discretion):
 
     @classmethod
     def replay(cls, game_id: str, events, seed: bytes | None = None, audit: bool = False,
-               held=None) -> "Session":
+               held=None, after_each=None) -> "Session":
         """Replay events (Event objects or export dicts). With ``audit`` every failure is an
         AuditFailure naming the event (the disclosure, when it disagrees with the log).
-        Without ``held``, the held reveals are those the log discloses, if any."""
+        Without ``held``, the held reveals are those the log discloses, if any.
+        ``after_each(session, seq)`` runs after every event (the audit checks snapshots)."""
         events = list(events)
         session = cls(game_id, seed, held if held is not None else held_in(events))
         for ev in events:
@@ -125,6 +126,8 @@ class Session(AnonymousSteps, Discretion):
                 if audit:
                     raise AuditFailure(getattr(exc, "seq", None) or get("seq"), str(exc)) from None
                 raise
+            if after_each is not None:
+                after_each(session, get("seq"))
         return session
 
     # ------------------------------------------------------------------ snapshots

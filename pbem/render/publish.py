@@ -26,7 +26,7 @@ def watch(store, session):
         pending = store.__dict__.setdefault("_pages_due", set())
         if game not in pending:
             pending.add(game)
-            store.after_commit.append(lambda: _refresh(store, game, folder))
+            store.on_commit.append(lambda: _refresh(store, game, folder))
     return after
 
 

@@ -175,6 +175,23 @@ def mail_games(store) -> list[str]:
                                            "select game from mail_games where list_address is not null order by 1")]
 
 
+def mail_games_to_tick(store, now: str) -> list[str]:
+    """The games of ``mail_games`` that may have a deadline to act on at ``now``: the
+    snapshot at the head (a cache, see ``Store.put_snapshot``) says a request is due by
+    ``now`` plus the game's reminder time, or there is no snapshot at the head to tell, so
+    the game must be read. A finished game, or one with nothing due yet, is passed over
+    without being read."""
+    return [row[0] for row in _rows(store, """
+        with m(game) as (select game from mail_players union
+                         select game from mail_games where list_address is not null)
+        select m.game from m
+        left join mail_deadlines d on d.game = m.game
+        left join snapshots s on s.game = m.game and s.seq = (select max(seq) from events e where e.game = m.game)
+        where s.game is null or (s.due is not null and
+              datetime(s.due, '-' || coalesce(d.remind_seconds, 0) || ' seconds') <= datetime(?))
+        order by 1""", (now,))]
+
+
 def reminded(store, game: str, key: tuple, stage: str) -> bool:
     """Whether the ``stage`` notice about request ``key`` (player, round, step, kind) was queued."""
     return bool(_rows(store, "select 1 from mail_reminders where game = ? and player = ? and round = ? and step = ? "

@@ -75,6 +75,17 @@ def test_automatic_mail_past_a_limit_is_ignored(game, helpers):
     assert game.frozen() == frozen
 
 
+def test_a_bounce_past_a_limit_is_ignored_without_being_read(game, helpers):
+    """A message shaped as a bounce (empty return path) but past the limits is screened out
+    and not handed to the bounce reader (which would parse it whole)."""
+    raw = b"Return-Path: <>\n" + hostile_shapes.nested_rfc822(hostile_shapes.SMALL, game.passwords["ani"])
+    assert limits.check(raw) is not None
+    frozen = game.frozen()
+    result = pipeline.ingest(game.store, raw, helpers.at(5), JUDGE)
+    assert result.outcome == "not answered: a bounce: the return path is empty (<>)" and not result.answered
+    assert game.frozen() == frozen
+
+
 def test_references_are_kept_once_each_and_the_last_ones(game, helpers):
     ids = [f"<r{i}@x>" for i in range(3000)]
     refs = " ".join(ids + ids[:500])  # repeats: each id is kept once, where it first stood
