@@ -49,6 +49,8 @@ def open_store(db: Optional[Path], create: bool = False):
     from ..store import Store
     store = Store(db_path(db), create=create)
     judge.attach(store)  # writes to a game with addresses queue the mail they call for
+    from ..render import publish
+    publish.attach(store)  # and to a game that keeps its viewer in a folder, write it again
     return store
 
 

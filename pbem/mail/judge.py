@@ -193,7 +193,8 @@ def materialize(store, game: str, spec_text: str) -> tuple[str, str, list[dict]]
     """The text, HTML and files of a summary: the log up to the head it names, rendered. A
     round's summary is replayed from the snapshot taken before that round began (the cost
     of one round); the final result, once per game, from the first event, and it carries
-    the export (GAME.jsonl), so that every player can audit the game without the moderator."""
+    the export (GAME.jsonl), so that every player can audit the game without the moderator,
+    and the game's viewer (GAME.html, ``pbem page``)."""
     from ..store.export import export_lines
     from ..protocol.commands import SEED, held_source
     from ..protocol.errors import Refused
@@ -209,10 +210,14 @@ def materialize(store, game: str, spec_text: str) -> tuple[str, str, list[dict]]
                       f"run pbem audit {game}")
     secret = store.get_secret(game, SEED)
     rec = record.build(game, events, bytes.fromhex(secret) if secret else None, held_source(store, game))
+    from ..render import viewer
     file = f"{game}.jsonl"
     note = (f"The whole log of the game is attached as {file}. To check every draw yourself, "
-            f"save it and run: pbem audit --file {file}\n\n")
-    files = [{"filename": file, "content_type": "application/x-ndjson", "text": "".join(export_lines(events))}]
+            f"save it and run: pbem audit --file {file}\n"
+            f"The whole game, round by round, is attached as {game}.html: open it in any browser.\n\n")
+    files = [{"filename": file, "content_type": "application/x-ndjson", "text": "".join(export_lines(events))},
+             {"filename": f"{game}.html", "content_type": "text/html",
+              "text": viewer.render_page(rec, [e.export_dict() for e in events])}]
     return (note + summary.render_public(rec, None, "text", audit_file=file)[1],
             summary.render_public(rec, None, "html", audit_file=file)[1], files)
 

@@ -98,6 +98,7 @@ class Session(AnonymousSteps, Discretion):
         # when each owed request opened, by (player, round, step, kind); kind is "reveal" for
         # a sealed step's reveals (see ``owed``)
         self.opened_at: dict[tuple[str, int, int, str], str] = {}
+        self.record_draws = False  # keep every draw in rng.draws (pbem replay --json)
         self.seq = 0
         self.last_at = ""
         self.seed_revealed = False
@@ -304,6 +305,8 @@ class Session(AnonymousSteps, Discretion):
         self.started = True
         if self.seed is not None:
             self.rng = RandomSource(self.seed, self.game_id, entropy)
+            if self.record_draws:
+                self.rng.draws = []
             self.state = self.rules.setup(self.players, self.meta.get("options", {}), self.rng)
             self._open_sealed()
 

@@ -69,15 +69,17 @@ def _fields(event):
 
 
 def build(game_id: str, events, seed: bytes | None, held=None, start: Session | None = None,
-          start_head: tuple[int, str] = (0, "")) -> GameRecord:
+          start_head: tuple[int, str] = (0, ""), draws: bool = False) -> GameRecord:
     """Replay ``events`` (store Events or export dicts) with ``seed`` into a GameRecord;
-    ``held``: the held reveals of anonymous steps (default: those the log discloses).
+    ``held``: the held reveals of anonymous steps (default: those the log discloses);
+    ``draws``: keep every random draw, in order, in ``session.rng.draws``.
     ``start``: a session to go on from (a snapshot's, at ``start_head``) instead of the
     first event; the record then holds the rounds that began after it (what came before
     them lands in ``setup``, which only round 1 shows)."""
     if not events and start is None:
         raise Refused(f"no events for game {quote(game_id)}")
     session = start or Session(game_id, seed, held if held is not None else held_in(events))
+    session.record_draws = draws
     rounds: list[RoundRecord] = []
     setup: list = []
     revealed = None
@@ -214,7 +216,7 @@ def for_round(store, game_id: str, round_: int, upto: int, head: str) -> GameRec
     return build(game_id, events, seed, held, start=start, start_head=start_head)
 
 
-def from_export(text: str) -> GameRecord:
+def from_export(text: str, draws: bool = False) -> GameRecord:
     """The record of an exported game (JSON Lines with the seed revealed)."""
     from ..store import read_export, verify_chain
     rows = read_export(text)
@@ -225,4 +227,4 @@ def from_export(text: str) -> GameRecord:
     if seed is None:
         raise Refused("this export has no revealed seed, so rolls cannot be replayed; ask the moderator "
                       "for an export after 'pbem reveal-seed' (or audit it with 'pbem audit --file')")
-    return build(rows[0]["game"], rows, seed)
+    return build(rows[0]["game"], rows, seed, draws=draws)

@@ -16,9 +16,18 @@ from ..text import quote
 
 
 def _seed_in(events) -> bytes | None:
+    """The seed the log reveals, when it is the one ``created`` committed to. A seed that is
+    not is no seed to replay with: the replay then fails at its ``seed_revealed`` event, the
+    event that is wrong (docs/protocol.md §2), not at ``created``."""
+    import hashlib
+    committed = events[0]["data"].get("seed_hash") if events and isinstance(events[0].get("data"), dict) else None
     for ev in events:
         if ev["kind"] == "seed_revealed":
-            return bytes.fromhex(ev["data"]["seed"])
+            try:
+                seed = bytes.fromhex(ev["data"]["seed"])
+            except (TypeError, ValueError, KeyError):
+                return None
+            return seed if hashlib.sha256(seed).hexdigest() == committed else None
     return None
 
 

@@ -238,6 +238,13 @@ def m012_undeliverable(db: Database) -> None:
     )
 
 
+def m013_page_folders(db: Database) -> None:
+    # Per game: the folder where the judge keeps the game's viewer (GAME.html, pbem page
+    # --folder), written again after every committed write. The moderator's own setting:
+    # never exported.
+    db["page_folders"].create({"game": str, "folder": str}, pk="game", not_null={"game", "folder"})
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -251,6 +258,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m010b_plain_mail,
     m011_snapshot_rounds,
     m012_undeliverable,
+    m013_page_folders,
 ]
 
 

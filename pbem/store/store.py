@@ -81,6 +81,9 @@ class Store:
         # callables (store, session) -> (session, at) -> None that the protocol's writing
         # commands call inside their transaction (see pbem.protocol.commands._write)
         self.write_hooks: list = []
+        # callables () -> None to run once the open transaction has committed (never when it
+        # rolls back): work outside the database that must see only committed events
+        self.on_commit: list = []
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             _enable_wal(conn, busy_timeout_ms)
@@ -142,6 +145,7 @@ class Store:
             self.conn.execute("COMMIT")
             committed = True
         except BaseException as exc:
+            self.on_commit.clear()
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
@@ -154,6 +158,10 @@ class Store:
                 self._checked.clear()
             self.sessions.clear()
         maybe_crash("commit:after")
+        if committed:
+            callbacks, self.on_commit = self.on_commit, []
+            for callback in callbacks:
+                callback()
 
     def _marker(self) -> tuple[int, int]:
         """What tells whether an event could have changed since: SQLite's ``data_version``

@@ -13,7 +13,7 @@ AT = "2024-05-01T12:00:00Z"  # the store is given its times in tests, never the 
 EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m004_judge",
                   "m005_snapshot_digest", "m006_imap",
                   "m007_deadlines", "m008_outbox_redact", "m010_mail_moments", "m010b_plain_mail",
-                  "m011_snapshot_rounds", "m012_undeliverable"]
+                  "m011_snapshot_rounds", "m012_undeliverable", "m013_page_folders"]
 
 
 def columns(db, table):
@@ -26,7 +26,7 @@ def test_blank_database_migrates_to_full_schema(db_path):
         assert set(db.table_names()) == {"_migrations", "events", "secrets", "snapshots", "outbox",
                                          "mail_players", "mail_games", "mail_seen", "mail_strikes",
                                          "imap_folders", "imap_unmarked", "mail_deadlines", "mail_reminders",
-                                         "mail_failures"}
+                                         "mail_failures", "page_folders"}
         assert columns(db, "events") == [
             ("game", "TEXT"),
             ("seq", "INTEGER"),
