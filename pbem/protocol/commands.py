@@ -470,8 +470,11 @@ def nmr(store, game_id: str, player: str, force: bool = False, at=None) -> Sessi
         if step is not None and player in step.owes_commit():
             return [("nmr", {"player": player, "round": step.round, "step": step.step, **extra})]
         if step is not None and step.all_committed and player in step.owes_reveal():
+            reason = ("no reveal: the seat's former player sealed this choice on their own machine and left "
+                      "with its salt (replaced)" if (player, step.round, step.step) in session.orphaned
+                      else "no reveal (NMR)")
             return [("default", {"player": player, "kind": step.kind, "sealed": True, "round": step.round,
-                                 "step": step.step, "reason": "no reveal (NMR)", **extra})]
+                                 "step": step.step, "reason": reason, **extra})]
         requests = [r for r in session.requests_of(player) if not r.sealed]
         if not requests:
             raise Refused(f"{player} owes nothing that a default could settle now")

@@ -18,6 +18,7 @@ Event kinds (``data`` fields in docs/protocol.md):
     sealed_batch the digest of an anonymous step's reveals; the step is then applied
     disclosed    every held reveal, published at the end before the seed
     seed_revealed  the server seed, published
+    paused, resumed, extended, replaced   the moderator's discretion over time and seats (seats.py)
 """
 
 from __future__ import annotations
@@ -32,6 +33,7 @@ from .anonymous import AnonymousSteps, held_in
 from .commit import commitment_matches, parse_commitment, parse_salt
 from .errors import AuditFailure, Refused, UnknownPlayer
 from .rng import RandomSource, combine_client_seeds
+from .seats import SeatsAndTime
 from .snapshot import SNAPSHOT_VERSION
 
 SIGNED_KINDS = ("commit", "reveal", "decide")
@@ -72,7 +74,7 @@ def signed_body(game_id: str, kind: str, data: dict) -> dict:
     return body
 
 
-class Session(AnonymousSteps):
+class Session(AnonymousSteps, SeatsAndTime):
     """Protocol state of one game. Build it with ``Session.replay``.
 
     ``held`` is where the held reveals of anonymous steps come from (``anonymous.py``):
@@ -104,6 +106,7 @@ class Session(AnonymousSteps):
         # the states the latest event made, one per choice it applied: an anonymous step's
         # batch applies several in one event, and a summary wants what each of them did
         self.applied: list = []
+        self._init_seats()
 
     # ------------------------------------------------------------------ building
 
@@ -145,6 +148,7 @@ class Session(AnonymousSteps):
             "seq": self.seq, "last_at": self.last_at, "seed_revealed": self.seed_revealed,
             **({"anon_steps": self.anon_steps} if self.anon_steps else {}),
             **({"disclosed": True} if self.disclosed else {}),
+            **self.seats_json(),
         }
 
     @classmethod
@@ -171,6 +175,7 @@ class Session(AnonymousSteps):
         session.seed_revealed = data["seed_revealed"]
         session.anon_steps = list(data.get("anon_steps", []))
         session.disclosed = bool(data.get("disclosed"))
+        session.seats_from_json(data)
         return session
 
     @property
@@ -583,15 +588,20 @@ class Session(AnonymousSteps):
 
     def _check_deadline(self, key: tuple, at: str, data: dict) -> None:
         """A default before the deadline needs ``forced``; the deadline counts from the
-        opening of this very request (``key``, as in ``owed``)."""
+        opening of this very request (``key``, as in ``owed``), as moved by pauses and
+        extensions (``seats.py``); while the game is paused no deadline runs."""
         deadline = self.meta.get("deadline_seconds")
         if data.get("forced") or not deadline:
             return
         player = key[0]
-        opened = self.opened_at.get(key)
-        if opened and _seconds_between(opened, at) < deadline:
-            raise Refused(f"{player}'s deadline has not passed (opened {opened}, "
-                          f"deadline {_duration(deadline)}); use --force to apply the default anyway")
+        if self.paused:
+            raise Refused(f"game {self.game_id} is paused (since {self.paused['since']}), so no deadline runs; "
+                          f"resume it (pbem resume {self.game_id}) or use --force to apply the default anyway")
+        opened, due = self.opened_at.get(key), self.base_due(key)
+        if due and at < due:
+            moved = "" if key not in self.due_over else ", moved by the moderator's discretion"
+            raise Refused(f"{player}'s deadline has not passed (opened {opened}, deadline {_duration(deadline)}"
+                          f"{moved}: due {due}); use --force to apply the default anyway")
 
     def _play(self, player: str, choice: str) -> None:
         self._apply_rules(player, choice)
@@ -609,6 +619,7 @@ class Session(AnonymousSteps):
         key names the round and step, so a request of the same kind re-opened in the next
         step (by the very reveal that completed the last one) starts its own clock."""
         self.opened_at = {key: self.opened_at.get(key, at) for *_, key in self.owed()}
+        self._keep_dues()
 
 
 def _duration(seconds: int) -> str:
@@ -617,7 +628,3 @@ def _duration(seconds: int) -> str:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
 
-
-def _seconds_between(earlier: str, later: str) -> int:
-    from .times import seconds_between
-    return seconds_between(earlier, later)
