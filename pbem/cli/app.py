@@ -14,7 +14,7 @@ import typer
 from ..store.faults import maybe_crash
 
 maybe_crash("imports")  # a test's SIGINT lands here, half-way through the imports
-from . import audit, deadlines, game, judge, mail, play, run, tools  # noqa: E402
+from . import audit, away, deadlines, game, judge, mail, play, run, tools  # noqa: E402
 from .common import _GLOBAL, JsonErrorsGroup  # noqa: E402
 
 app = typer.Typer(
@@ -34,7 +34,7 @@ def _main(db: Annotated[Optional[Path], typer.Option("--db", envvar="PBEM_DB", h
     _GLOBAL["db"] = db
 
 
-for group in (game, play, audit, tools, mail, judge, deadlines, run):
+for group in (game, play, audit, tools, mail, judge, deadlines, run, away):
     group.register(app)
 
 

@@ -211,6 +211,8 @@ FormatOption = Annotated[str, typer.Option(
 
 
 def due_text(entry: dict) -> str:
+    if entry.get("paused"):
+        return ", paused"
     if "due" not in entry:
         return ""
     return f", due {entry['due'].replace('T', ' ').replace('Z', ' UTC')}" + (" - OVERDUE" if entry.get("overdue") else "")
@@ -223,6 +225,9 @@ def status_text(r: dict) -> str:
     else:
         start = f"; start player {safe(r['start_player'])}" if r.get("start_player") is not None else ""
         lines.append(f"round {r['round']}, step {r['step']}, phase {r['phase']}{start}")
+        if r.get("paused"):
+            lines.append(f"paused since {r['paused']['since'].replace('T', ' ').replace('Z', ' UTC')} "
+                         f"({safe(r['paused']['reason'])}): no deadline runs until pbem resume {r['game']}")
         if r["waiting"]:
             lines.append("waiting for: " + "; ".join(
                 f"{safe(w['player'])} ({w['kind']}{', sealed' if w['sealed'] else ''}"

@@ -42,6 +42,8 @@ def new(
     remind: RemindOption = None,
     grace: GraceOption = None,
     on_late: OnLateOption = None,
+    extensions: Annotated[Optional[int], typer.Option("--extensions", help="How often each player may ask for more time by mail ('extend 24h'); default 1, 0 for never.", show_default=False)] = None,
+    extension_max: Annotated[Optional[str], typer.Option("--extension-max", help="The most time a player may ask for at once, e.g. 24h (the default).", show_default=False)] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
@@ -88,6 +90,10 @@ def new(
     store = open_store(db, create=True)
     settings = dict(require_signatures=require_signatures, deadline_seconds=parse_duration(deadline),
                     keys=key_map, start=now)
+    allowance = {k: v for k, v in (("count", extensions), ("max_seconds", parse_duration(extension_max)))
+                 if v is not None}
+    if allowance:
+        settings["extensions"] = allowance
     if addresses or list_address or deadlines:
         from ..mail import judge
         session = judge.create_game(store, game, game_type, names, options, addresses, list_address,

@@ -104,6 +104,8 @@ def follow_ups(store, session, before: dict, position: tuple, seq: int, at: str,
     messages when ``privates`` is false: see ``hold_privates``)."""
     if session.seq == seq:
         return
+    from . import away
+    away.notices(store, session, seq, at)
     if privates:
         _queue_privates(store, session, before, seq, at)
     where = _position(session) + (session.seed_revealed,)

@@ -7,6 +7,8 @@
                               "reveal" is a game's choice, e.g. Tortuga 1667's reveal 3)
     seal CHOICE               the judge seals the choice on receipt (the log says so)
     client-seed TEXT          a client seed, before the game starts
+    extend DURATION           more time for what the player owes now (e.g. extend 24h), within
+                              the game's allowance
     status | private | help   ask for the status, your private message again, or help
     anything else             an open decision in the game's syntax, e.g. skull:raid
 
@@ -20,7 +22,7 @@ from dataclasses import dataclass
 
 MAX_COMMANDS = 200
 ROUTING = ("game", "password")
-KEYWORDS = ("commit", "reveal", "seal", "client-seed", "status", "private", "help")
+KEYWORDS = ("commit", "reveal", "seal", "client-seed", "extend", "status", "private", "help")
 BLOCK_BEGIN = "-----BEGIN PBEM SUBMISSION-----"
 BLOCK_END = "-----END PBEM SUBMISSION-----"
 
@@ -65,6 +67,8 @@ def read_lines(lines: list[str]) -> Reading:
         elif verb == "reveal" and _salt_like(rest.rpartition(" ")[2]) and " " in rest:
             choice, _, salt = rest.rpartition(" ")
             reading.commands.append(Command("reveal", (choice.strip(), salt), line))
+        elif verb == "extend" and rest and " " not in rest:
+            reading.commands.append(Command(verb, (rest,), line))
         elif verb in ("status", "private", "help") and not rest:
             reading.commands.append(Command(verb, (), line))
         else:

@@ -230,7 +230,8 @@ def _held(store, game_id: str, round_: int, step: int, player: str) -> dict:
 
 def create_game(store, game_id: str, game_type: str, players: list[str], options: dict,
                 require_signatures: bool = False, deadline_seconds: int | None = None,
-                keys: dict | None = None, start: bool = False, at: str | None = None) -> Session:
+                keys: dict | None = None, start: bool = False, at: str | None = None,
+                extensions: dict | None = None) -> Session:
     if not GAME_ID.match(game_id or ""):
         raise Refused(f"game name {quote(game_id)} is not allowed: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
     rules = games.get(game_type)
@@ -252,12 +253,26 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
                 "seed_hash": sha256_hex(seed),
                 "require_signatures": require_signatures, "deadline_seconds": deadline_seconds,
                 "keys": dict(keys or {})}
+        if extensions:  # players' own extensions, when not the default (seats.ALLOWANCE)
+            data["extensions"] = _allowance(extensions, deadline_seconds)
         events = [("created", data)]
         if start:
             events.append(("started", {"client_entropy": _entropy({})}))
         _emit(store, session, events, at)
         _snapshot(store, session)
     return session
+
+
+def _allowance(extensions: dict, deadline_seconds: int | None) -> dict:
+    from .seats import ALLOWANCE
+    out = {**ALLOWANCE, **extensions}
+    if set(out) != set(ALLOWANCE) or type(out["count"]) is not int or out["count"] < 0 \
+            or type(out["max_seconds"]) is not int or out["max_seconds"] <= 0:
+        raise Refused("--extensions is a number of extensions per player (0 for none) and --extension-max a "
+                      "duration like 24h")
+    if not deadline_seconds:
+        raise Refused("extensions move deadlines: give the game a deadline too (--deadline 48h)")
+    return out
 
 
 def _entropy(seeds: dict) -> str:

@@ -175,6 +175,24 @@ def m007_deadlines(db: Database) -> None:
     )
 
 
+def m014_former_players(db: Database) -> None:
+    # The addresses of people who left a seat (pbem replace), kept privately so that their
+    # later mail is answered with why it is refused instead of as a stranger's. Never
+    # exported; the log records only that the seat changed hands (a 'replaced' event).
+    db.execute(
+        """
+        CREATE TABLE mail_former (
+            game TEXT NOT NULL,
+            player TEXT NOT NULL,
+            address TEXT NOT NULL,
+            until TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            PRIMARY KEY (game, address)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -183,6 +201,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m005_snapshot_digest,
     m006_imap,
     m007_deadlines,
+    m014_former_players,
 ]
 
 

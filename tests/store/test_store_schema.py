@@ -12,7 +12,7 @@ from pbem.store.migrations import MIGRATIONS
 AT = "2024-05-01T12:00:00Z"  # the store is given its times in tests, never the clock
 EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m004_judge",
                   "m005_snapshot_digest", "m006_imap",
-                  "m007_deadlines"]
+                  "m007_deadlines", "m014_former_players"]
 
 
 def columns(db, table):
@@ -24,7 +24,8 @@ def test_blank_database_migrates_to_full_schema(db_path):
         db = store.db
         assert set(db.table_names()) == {"_migrations", "events", "secrets", "snapshots", "outbox",
                                          "mail_players", "mail_games", "mail_seen", "mail_strikes",
-                                         "imap_folders", "imap_unmarked", "mail_deadlines", "mail_reminders"}
+                                         "imap_folders", "imap_unmarked", "mail_deadlines", "mail_reminders",
+                                         "mail_former"}
         assert columns(db, "events") == [
             ("game", "TEXT"),
             ("seq", "INTEGER"),
@@ -94,6 +95,9 @@ def test_blank_database_migrates_to_full_schema(db_path):
                                                  ("at", "TEXT"), ("message_id", "TEXT")]
         assert db["mail_reminders"].pks == ["game", "player", "round", "step", "kind", "stage"]
         assert all(column.notnull for column in db["mail_reminders"].columns)
+        assert columns(db, "mail_former") == [("game", "TEXT"), ("player", "TEXT"), ("address", "TEXT"),
+                                              ("until", "TEXT"), ("seq", "INTEGER")]
+        assert db["mail_former"].pks == ["game", "address"]
         rows = list(db.query("select name, applied_at from _migrations order by rowid"))
         assert [row["name"] for row in rows] == EXPECTED_NAMES
         assert all(len(row["applied_at"]) == 20 and row["applied_at"].endswith("Z") for row in rows)
