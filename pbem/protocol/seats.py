@@ -210,7 +210,7 @@ class SeatsAndTime:
 
 
 def _short(seconds: int) -> str:
-    for unit, size in (("d", 86400), ("h", 3600), ("m", 60)):
+    for unit, size in (("h", 3600), ("m", 60)):
         if seconds % size == 0:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
