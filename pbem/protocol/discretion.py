@@ -76,7 +76,7 @@ def replace(store, game_id: str, seat: str, key: str | None = None, reason: str 
 
 def tally(rows) -> dict:
     """The discretionary events of a log (export dicts or Events), counted for a verdict:
-    ``{"pauses", "extensions", "extensions_by_moderator", "replacements"}``
+    ``{"pauses", "extensions", "extensions_by_moderator", "replacements", "stand_in_moves"}``
     (only the non-zero ones). Forced defaults and moderator-made seals are counted with
     the trust checks of the audit itself."""
     counts: dict[str, int] = {}
@@ -93,6 +93,8 @@ def tally(rows) -> dict:
                 add("extensions_by_moderator")
         elif kind == "replaced":
             add("replacements")
+        elif kind in ("commit", "decide") and data.get("by") == "stand-in":
+            add("stand_in_moves")
     return counts
 
 
@@ -108,4 +110,6 @@ def tally_text(counts: dict) -> str:
                      f"moderator)")
     if counts.get("replacements"):
         parts.append(n(counts["replacements"], "replacement"))
+    if counts.get("stand_in_moves"):
+        parts.append(n(counts["stand_in_moves"], "stand-in move"))
     return ", ".join(parts)

@@ -51,6 +51,8 @@ class SeatsAndTime:
         self.ext_used: dict[str, int] = {}  # player -> extensions they asked for
         self.hands: dict[str, int] = {}  # seat -> how often it changed hands
         self.orphaned: set[tuple] = set()  # (player, round, step): committed by a former person
+        self.missed: dict[str, int] = {}  # seat -> defaults in a row (standin.py)
+        self.standing_in: set[str] = set()  # seats the stand-in plays now
 
     def seats_json(self) -> dict:
         out = {}
@@ -64,6 +66,10 @@ class SeatsAndTime:
             out["hands"] = self.hands
         if self.orphaned:
             out["orphaned"] = sorted(list(k) for k in self.orphaned)
+        if self.missed:
+            out["missed"] = self.missed
+        if self.standing_in:
+            out["standing_in"] = sorted(self.standing_in)
         return out
 
     def seats_from_json(self, data: dict) -> None:
@@ -72,6 +78,22 @@ class SeatsAndTime:
         self.ext_used = dict(data.get("ext_used", {}))
         self.hands = dict(data.get("hands", {}))
         self.orphaned = {tuple(k) for k in data.get("orphaned", [])}
+        self.missed = dict(data.get("missed", {}))
+        self.standing_in = set(data.get("standing_in", []))
+
+    # ------------------------------------------------------------------ the stand-in
+
+    def _missed(self, player: str) -> None:
+        """One more default in a row for ``player``: the stand-in takes the seat at N."""
+        self.missed[player] = self.missed.get(player, 0) + 1
+        after = self.meta.get("stand_in_after")
+        if after and self.missed[player] >= after:
+            self.standing_in.add(player)
+
+    def _came_back(self, player: str) -> None:
+        """A valid move of the seat's own: no defaults in a row, and no stand-in."""
+        self.missed.pop(player, None)
+        self.standing_in.discard(player)
 
     # ------------------------------------------------------------------ deadlines
 
@@ -203,6 +225,7 @@ class SeatsAndTime:
         else:
             self.keys.pop(seat, None)
         self.hands[seat] = self.hands.get(seat, 0) + 1
+        self._came_back(seat)
         step = self.sealed
         if step is not None and seat in step.commits and seat not in step.revealed \
                 and step.commits[seat]["by"] == "player":

@@ -326,6 +326,10 @@ class Session(AnonymousSteps, SeatsAndTime):
         choice (the commitment's maker, for a reveal): the player, or the moderator who
         sealed a choice sent privately (never allowed in a signed game)."""
         signed_game = bool(self.meta.get("require_signatures"))
+        if by == "stand-in" and data.get("by") == by:
+            if data.get("signature") is not None:
+                raise Refused(f"a {kind} made by the stand-in carries no signature")
+            return  # its policy binds it instead (standin.py)
         if data.get("by", "player") != by:
             raise Refused(f"this {kind} says it was made by the {quote(data.get('by'))}, but the commitment was made by the {by}")
         if signed_game and by == "moderator":
@@ -435,7 +439,7 @@ class Session(AnonymousSteps, SeatsAndTime):
                 if player in step["done"]:
                     raise Refused(f"{player} already revealed in step {round_}.{step_}")
             elif kind == "decide":
-                self._check_signature("decide", data, "player")
+                self._check_signature("decide", data, "stand-in" if data.get("by") == "stand-in" else "player")
                 return
             else:
                 return
@@ -462,8 +466,16 @@ class Session(AnonymousSteps, SeatsAndTime):
             raise Refused(str(exc)) from None
         if commitment in {c["commitment"] for p, c in step.commits.items() if p != player}:
             raise Refused("this commitment was already made by another player; seal your own choice")
-        self._check_signature("commit", data, data.get("by", "player"))
-        step.commits[player] = {"commitment": commitment, "by": data.get("by", "player")}
+        by = data.get("by", "player")
+        if by == "stand-in":
+            from .standin import check
+            check(self, player, data, "commit")
+        elif by not in ("player", "moderator"):
+            raise Refused(f"a commitment is made by the player, the moderator or the stand-in, not {quote(by)}")
+        self._check_signature("commit", data, by)
+        step.commits[player] = {"commitment": commitment, "by": by}
+        if by != "stand-in":
+            self._came_back(player)
 
     def _on_nmr(self, data: dict, at: str) -> None:
         self._need_state()
@@ -475,6 +487,7 @@ class Session(AnonymousSteps, SeatsAndTime):
             raise Refused(f"{player} owes no commitment in step {step.round}.{step.step}")
         self._check_deadline((player, step.round, step.step, step.kind), at, data)
         step.defaulted.add(player)
+        self._missed(player)
 
     def _on_reveal(self, data: dict, at: str) -> None:
         self._need_state()
@@ -504,6 +517,8 @@ class Session(AnonymousSteps, SeatsAndTime):
             raise Refused(f"this reveal does not match {player}'s commitment for step "
                           f"{step.round}.{step.step} (wrong choice or salt, or made for another step)")
         self._check_signature("reveal", data, step.commits[player]["by"])
+        if step.commits[player]["by"] == "player":
+            self._came_back(player)
         applied, illegal, code = self._legal_or_default(player, choice)
         self._expect(data, "applied", applied)
         self._expect(data, "illegal", illegal)
@@ -532,6 +547,7 @@ class Session(AnonymousSteps, SeatsAndTime):
                               "(the disclosure at the end does)")
             if player not in step.defaulted:
                 self._check_deadline((player, step.round, step.step, "reveal"), at, data)
+                self._missed(player)
             step.revealed.add(player)
             kind = step.kind
             self._expect(data, "sealed", True)
@@ -547,6 +563,7 @@ class Session(AnonymousSteps, SeatsAndTime):
                 raise Refused(f"this default is for round {shorten(data.get('round'))} step {shorten(data.get('step'))}, "
                               f"the game is at round {self.state.round} step {self.state.step}")
             self._check_deadline((player, request.round, request.step, kind), at, data)
+            self._missed(player)
         applied = self.rules.default(self.state, player, kind)
         self._expect(data, "choice", applied)
         self._play(player, applied)
@@ -566,7 +583,13 @@ class Session(AnonymousSteps, SeatsAndTime):
         if (data.get("round"), data.get("step")) != (self.state.round, self.state.step):
             raise Refused(f"this decision is for round {shorten(data.get('round'))} step {shorten(data.get('step'))}, "
                           f"the game is at round {self.state.round} step {self.state.step}")
-        self._check_signature("decide", data)
+        if data.get("by") == "stand-in":
+            from .standin import check
+            check(self, player, data, "decide")
+            self._check_signature("decide", data, "stand-in")
+        else:
+            self._check_signature("decide", data)
+            self._came_back(player)
         self._expect(data, "applied", canonical)
         self._play(player, canonical)
 
