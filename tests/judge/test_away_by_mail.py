@@ -7,9 +7,10 @@ In each game:
 - at a set moment lothar stops answering, and the moderator pauses the game for three
   days: no reminder and no default goes out meanwhile, moves that arrive are taken, and on
   resume lothar's open deadline has moved on by exactly the pause;
-- lothar is defaulted at his deadlines, three times; then the moderator gives his seat to
-  maria (``replace``), whose welcome carries her password and the seat's private message,
-  and who plays the game to its end;
+- lothar is defaulted at his deadlines, three times; then the stand-in plays his seat
+  (``--stand-in-after 3``), each move logged ``by: stand-in``; after three of them the
+  moderator gives the seat to maria (``replace``), whose welcome carries her password and
+  the seat's private message, and who plays the game to its end;
 - lothar's next mail, with his old password, is refused and changes nothing;
 - the export audits OK and its verdict names the pause, the extension and the replacement.
 """
@@ -42,7 +43,8 @@ by_mail_1667 = _load("1667_by_mail")
 JUDGE, LIST, FMT = by_mail.JUDGE, by_mail.LIST, by_mail.FMT
 DAY = 86400
 NEW_ADDRESS = "maria@example.org"
-DEFAULTS_BEFORE_REPLACING = 3
+DEFAULTS_BEFORE_STAND_IN = 3
+STAND_IN_MOVES_BEFORE_REPLACING = 3
 
 
 def mail_from(player: str, body: str) -> bytes:
@@ -77,6 +79,22 @@ def newcomer(base, seat: str, room, rnd):
     return Newcomer(seat, room, rnd)
 
 
+def replace_lothar(store, clock, room, rnd, game_type, players, active, facts) -> bool:
+    from pbem.mail import away
+    away.replace(store, "g1", "lothar", NEW_ADDRESS, at=clock.tick(), reason="lothar left the game")
+    assert "lothar" not in commands.load(store, "g1").standing_in
+    base = by_mail_1667.player_class(by_mail.Ani) if game_type == "tortuga1667" else by_mail.Ani
+    active["lothar"] = facts["maria"] = newcomer(base, "lothar", room, rnd)
+    # 5. lothar's next mail, with his old password, is refused and changes nothing
+    head = store.head("g1")
+    old = pipeline.ingest(store, mail_from("lothar", f"password {players['lothar'].password}\nstatus"),
+                          clock.tick(), (JUDGE,))
+    assert old.outcome == "refused: former player", old.outcome
+    assert store.head("g1") == head
+    facts["old_answer"] = True
+    return True
+
+
 def play(tmp_path, room, port, game_type: str, kinds: dict, seed: int, drop_after: int) -> dict:
     import random
     from click.testing import CliRunner
@@ -88,7 +106,8 @@ def play(tmp_path, room, port, game_type: str, kinds: dict, seed: int, drop_afte
         return result.stdout
 
     pbem("new", "g1", "--game", game_type, "--players", ",".join(f"{p}={by_mail.address(p)}" for p in kinds),
-         "--list", LIST, "--now", "--deadline", "48h", "--remind", "12h")
+         "--list", LIST, "--now", "--deadline", "48h", "--remind", "12h",
+         "--stand-in-after", str(DEFAULTS_BEFORE_STAND_IN))
     store = Store(db)
     judge.attach(store, JUDGE)  # the moderator's own commands queue their mail, as the command line's do
     clock = by_mail.Clock(store.events("g1")[-1].at)
@@ -147,6 +166,13 @@ def play(tmp_path, room, port, game_type: str, kinds: dict, seed: int, drop_afte
             if paused_at is not None:
                 facts["moves_while_paused"] += 1
             deliver()
+        stand_in = [e for e in store.events("g1") if e.data.get("by") == "stand-in" and e.kind in ("commit", "decide")]
+        if len(stand_in) >= STAND_IN_MOVES_BEFORE_REPLACING and not replaced:
+            # 4. a new person takes lothar's seat from the stand-in
+            assert facts["defaults"] >= DEFAULTS_BEFORE_STAND_IN
+            replaced = replace_lothar(store, clock, room, rnd, game_type, players, active, facts)
+            deliver()
+            continue
         if mails >= drop_after and "lothar" in active and not replaced:
             # 2. lothar stops answering; the moderator pauses the game for three days.
             del active["lothar"]
@@ -188,35 +214,22 @@ def play(tmp_path, room, port, game_type: str, kinds: dict, seed: int, drop_afte
         assert defaulted and set(defaulted) == {"lothar"}, actions
         facts["defaults"] += len(defaulted)
         deliver()
-        if facts["defaults"] >= DEFAULTS_BEFORE_REPLACING:
-            # 3. a new person takes lothar's seat
-            from pbem.mail import away
-            away.replace(store, "g1", "lothar", NEW_ADDRESS, at=clock.tick(), reason="lothar left the game")
-            replaced = True
-            deliver()
-            base = by_mail_1667.player_class(by_mail.Ani) if game_type == "tortuga1667" else by_mail.Ani
-            maria = newcomer(base, "lothar", room, rnd)
-            active["lothar"] = maria
-            facts["maria"] = maria
-            # 4. lothar's next mail, with his old password, is refused and changes nothing
-            head = store.head("g1")
-            old = pipeline.ingest(store, mail_from("lothar", f"password {players['lothar'].password}\nstatus"),
-                                  clock.tick(), (JUDGE,))
-            assert old.outcome == "refused: former player", old.outcome
-            assert store.head("g1") == head
-            deliver()
-            answer = room.inbox(by_mail.address("lothar"))[-1]
-            assert "is played by someone else" in by_mail.text_of(answer)
+        if facts["defaults"] >= DEFAULTS_BEFORE_STAND_IN:
+            assert "lothar" in session().standing_in  # 3. the stand-in plays the seat from now on
         assert mails < 2500, "the game does not end"
 
     assert replaced and facts["moved_on"] >= 1
+    answer = room.inbox(by_mail.address("lothar"))[-1]
+    assert "is played by someone else" in by_mail.text_of(answer)
     exported = tmp_path / "g1.jsonl"
     pbem("export", "g1", "-o", str(exported))
     audit = json.loads(pbem("audit", "--file", str(exported), "--json"))
     assert audit["ok"] and audit["seed_revealed"], audit
+    stand_in = audit["discretion"].pop("stand_in_moves")
+    assert stand_in >= STAND_IN_MOVES_BEFORE_REPLACING
     assert audit["discretion"] == {"pauses": 1, "extensions": 1, "replacements": 1}, audit["discretion"]
     verdict = pbem("audit", "--file", str(exported))
-    assert "1 pause, 1 extension (0 by the moderator), 1 replacement" in verdict, verdict
+    assert f"1 pause, 1 extension (0 by the moderator), 1 replacement, {stand_in} stand-in moves" in verdict, verdict
     events = [json.loads(line) for line in exported.read_text().splitlines() if line.strip()]
     text = exported.read_text()
     assert NEW_ADDRESS not in text and "example.org" not in text  # no person's address in the public record
