@@ -79,6 +79,8 @@ def _failing_runs(tmp_path, public_key) -> dict[str, list[str]]:
         "replay": ["replay", str(tmp_path / "none.jsonl")], "reveal": ["reveal", "g", "ani", "A", "ab" * 32],
         "reveal-seed": ["reveal-seed", "g"], "seal": ["seal", "g", "ani", "Z"], "show": ["show", "nogame"],
         "start": ["start", "g"], "status": ["status", "nogame"], "submit": ["submit", "g", str(tmp_path / "none.txt")],
+        "pause": ["pause", "nogame", "--reason", "holidays"], "resume": ["resume", "g"],
+        "extend": ["extend", "g", "zed", "24h"], "replace": ["replace", "g", "zed"],
     }
 
 
