@@ -27,7 +27,7 @@ def vectors(kind):
 def test_every_block_kind_is_checked():
     assert {k for k, _ in BLOCKS} == {"canonical", "event-chain", "commitment", "client-entropy",
                                       "draw", "tortuga-setup", "tortuga1667-setup", "batch-digest",
-                                      "signature", "armour"}
+                                      "signature", "armour", "receipt"}
 
 
 def test_canonical():
@@ -218,3 +218,17 @@ def test_the_seal_token_holds_the_documented_fields(tmp_path):
         if all(r.options is not None for r in mine):
             assert token["options"] == [o for r in mine for o in r.options]
         assert (token["round"], token["step"]) == (session.state.round, session.state.step)
+
+
+def test_receipt():
+    from pbem.protocol.armour import RECEIPT
+    from pbem.protocol.receipts import read_receipts, receipt_block, sign_body, signed_message
+    for v in vectors("receipt"):
+        assert signed_message(v["body"]).decode("utf-8") == v["signed_bytes"]
+        assert sign_body(v["secret"], v["body"]) == v["sig"]  # Ed25519 is deterministic
+        assert public_from_secret(v["secret"]) == v["body"]["judge_key"]
+        block = "\n".join(v["block"]) + "\n"
+        assert receipt_block(v["secret"], v["body"]) == block
+        assert armour({"receipt": v["body"], "sig": v["sig"]}, RECEIPT) == block
+        assert read_receipts("> " + block.replace("\n", "\n> ")) == [v["body"]]
+        assert extract_blocks(block) == []  # a receipt is never read as a submission

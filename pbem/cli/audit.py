@@ -3,7 +3,7 @@
 
 import sys
 from pathlib import Path
-from typing import Annotated, Optional
+from typing import Annotated, List, Optional
 
 import typer
 
@@ -96,35 +96,61 @@ def export(game: GameArg,
 @handled
 def audit(game: Annotated[Optional[str], typer.Argument(help="A game in the database.", show_default=False)] = None,
           file: Annotated[Optional[Path], typer.Option("--file", help="An exported log (JSON Lines) instead.")] = None,
-          head: Annotated[Optional[str], typer.Option("--head", help="A published chain head SEQ:HASH the log must reach.")] = None,
+          head: Annotated[Optional[List[str]], typer.Option("--head", help="A published chain head SEQ:HASH that must be a prefix of the log (repeatable; the hash whole or its first 8+ hex characters).")] = None,
+          heads: Annotated[Optional[List[Path]], typer.Option("--heads", help="A file holding published heads ('event N HASH'): a saved summary, an mbox of the list, a saved forum thread (repeatable).")] = None,
+          seed_hash: Annotated[Optional[str], typer.Option("--seed-hash", help="The seed hash published when the game was created (64 hex characters).")] = None,
+          receipt: Annotated[Optional[List[Path]], typer.Option("--receipt", help="A file holding the judge's signed receipts, checked against the log (repeatable).")] = None,
           db: DbOption = None, as_json: JsonOption = False):
-    """Check the hash chain, commitments, signatures, and (with the seed) replay every roll.
+    """Check the log and say what it proves: OK (exit 0), FAIL (1), INCOMPLETE (3).
+
+    Checks, in order: the hash chain; the published seed hash; every published head is a
+    prefix of the log; every receipt agrees with the log; the replay (commitments,
+    signatures, deadlines and, once the seed is known, every roll and draw). The first line
+    of the output is the verdict (docs/protocol.md, section 13).
 
     \b
     Example: pbem audit g1
+    Example: pbem audit --file g1.jsonl --seed-hash 5e1f... --heads summaries.mbox --receipt my-receipts.txt
     Example: pbem audit --file g1.jsonl --head 214:9f3a06c1    (the head a summary published)
     """
+    from ..protocol.errors import BadAuditInput
+    from ..protocol.receipts import read_receipts
     from ..store import audit as auditing
+    from ..store.verdict import EXIT_CODES, Published
+    from .inputs import EXPORT, HEADS, RECEIPTS, read_bytes, read_text
     if (game is None) == (file is None):
         fail("give a GAME or --file FILE", 2)
-    expected = None
-    if head:
-        seq, _, digest = head.partition(":")
+    published = Published()
+    for text in head or []:
+        seq, _, digest = text.partition(":")
         digest = digest.strip().rstrip("…").lower()
         if not seq.isdigit() or not 8 <= len(digest) <= 64 or any(c not in "0123456789abcdef" for c in digest):
             fail("give --head as SEQ:HASH, the hash whole or its first 8+ hex characters, e.g. 214:9f3a06c1", 2)
-        expected = (int(seq), digest)
-    if file is not None:
-        from .inputs import EXPORT, read_text
-        report = auditing.audit_file(read_text(file, EXPORT), expected)
-    else:
-        report = auditing.audit_store(open_store(db), game, expected)
+        published.heads.append((int(seq), digest))
+    if seed_hash is not None:
+        published.seed_hash = seed_hash.strip().lower()
+        if len(published.seed_hash) != 64 or any(c not in "0123456789abcdef" for c in published.seed_hash):
+            fail("give --seed-hash as the 64 hex characters of the seed hash the game published at its start", 2)
+    try:
+        for path in heads or []:
+            published.head_files.append((str(path), bytes(read_bytes(str(path), HEADS)[1])))
+        for path in receipt or []:
+            from ..mail.message import submission_text  # a saved mail is decoded first
+            published.receipts += read_receipts(submission_text(bytes(read_bytes(str(path), RECEIPTS)[1])), str(path))
+        if file is not None:
+            report = auditing.audit_file(read_text(file, EXPORT), published)
+        else:
+            report = auditing.audit_store(open_store(db), game, published)
+    except BadAuditInput as exc:
+        fail(str(exc), 2)
     if not report["ok"]:  # under --json the report is the one document, with the error in it
         report.update(error=f"audit failed: {report['problem']}", code=1)
     emit(report, as_json, auditing.report_text(report))
     if not report["ok"]:
         typer.echo(f"pbem: audit failed: {report['problem']}", err=True)
-        raise typer.Exit(1)
+    code = EXIT_CODES[report["verdict"]]
+    if code:
+        raise typer.Exit(code)
 
 
 @handled

@@ -46,10 +46,10 @@ def pause(game: GameArg, reason: ReasonOption = None, db: DbOption = None, as_js
     \b
     Example: pbem pause g1 --reason "summer holidays, back on 2030-08-20"
     """
-    from ..protocol import discretion
+    from ..protocol import away as absence
     if not reason or not reason.strip():
         fail("give the reason the players will read, e.g. pbem pause g1 --reason 'summer holidays'", 2)
-    session = discretion.pause(open_store(db), game, reason)
+    session = absence.pause(open_store(db), game, reason)
     emit({"game": game, "paused": session.paused}, as_json,
          f"game {game} is paused (no deadline runs) since {session.paused['since']}; pbem resume {game} ends it")
 
@@ -66,9 +66,9 @@ def resume(game: GameArg, until: UntilOption = None, reason: ReasonOption = None
     Example: pbem resume g1
     Example: pbem resume g1 --until "2030-08-22 18:00"
     """
-    from ..protocol import discretion, reports
+    from ..protocol import away as absence, reports
     store = open_store(db)
-    session = discretion.resume(store, game, until=parse_until(until), reason=reason or "")
+    session = absence.resume(store, game, until=parse_until(until), reason=reason or "")
     waiting = reports.waiting(session)
     emit({"game": game, "waiting": waiting}, as_json,
          f"game {game} resumed; " + ("; ".join(f"{safe(w['player'])} {w['kind']} due {w.get('due', '-')}"
@@ -92,7 +92,7 @@ def extend(game: GameArg,
     Example: pbem extend g1 frank 24h --reason "frank is travelling"
     Example: pbem extend g1 --until "2030-01-10 18:00"
     """
-    from ..protocol import discretion
+    from ..protocol import away as absence
     from .common import parse_duration
     args = list(args or [])
     player = duration = None
@@ -108,7 +108,7 @@ def extend(game: GameArg,
     if (duration is None) == (until is None):
         fail("give a DURATION (e.g. 24h) or --until TIME, one of the two: pbem extend g1 frank 24h", 2)
     outcome: dict = {}
-    discretion.extend(open_store(db), game, player, seconds=parse_duration(duration), until=parse_until(until),
+    absence.extend(open_store(db), game, player, seconds=parse_duration(duration), until=parse_until(until),
                       reason=reason or "", outcome=outcome)
     emit({"game": game, "requests": outcome["requests"]}, as_json, "\n".join(
         f"{safe(r['player'])} {r['kind']} (round {r['round']}, step {r['step']}): due {r['until']} (was {r['from']})"

@@ -224,7 +224,10 @@ def status_text(r: dict) -> str:
         lines.append(f"not started; client seeds from: {', '.join(map(safe, r['client_seeds'])) or 'nobody yet'}")
     else:
         start = f"; start player {safe(r['start_player'])}" if r.get("start_player") is not None else ""
-        lines.append(f"round {r['round']}, step {r['step']}, phase {r['phase']}{start}")
+        from ..games import round_word
+        word = r.get("round_word") or round_word(r.get("type"))  # 1667's summaries say "turn"
+        step = f", step {r['step']}" if word == "round" or r["step"] else ""
+        lines.append(f"{word} {r['round']}{step}, phase {r['phase']}{start}")
         if r.get("paused"):
             lines.append(f"paused since {r['paused']['since'].replace('T', ' ').replace('Z', ' UTC')} "
                          f"({safe(r['paused']['reason'])}): no deadline runs until pbem resume {r['game']}")

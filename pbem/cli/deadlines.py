@@ -19,20 +19,31 @@ def register(app: typer.Typer) -> None:
 
 @handled
 def settings(game: GameArg, remind: RemindOption = None, grace: GraceOption = None, on_late: OnLateOption = None,
+             player_summaries: Annotated[Optional[str], typer.Option(
+                 "--player-summaries", metavar="yes|no", show_default=False,
+                 help="Whether players get every public summary in their mail too (yes, the default), "
+                      "or only the final result, when the game's list address carries the summaries (no).")] = None,
              db: DbOption = None, as_json: JsonOption = False):
-    """Show or change a game's reminders, grace period and what happens to late players.
+    """Show or change a game's reminders, grace period, what happens to late players, and
+    whether players get the summaries that the list carries.
 
     Without options it shows them. 'pbem mail tick' acts on them.
 
     \b
     Example: pbem mail settings g1
     Example: pbem mail settings g1 --remind 12h --grace 1h --on-late wait
+    Example: pbem mail settings g1 --player-summaries no
     """
     from ..mail import deadlines
     remind_s, grace_s = parse_wait(remind, "--remind"), parse_wait(grace, "--grace")
+    if player_summaries is not None and player_summaries.lower() not in ("yes", "no"):
+        fail(f"--player-summaries {player_summaries!r}: use yes (players get every summary) or no "
+             f"(summaries go to the list address only)")
     store = open_store(db)
     if remind_s is not None or grace_s is not None or on_late is not None:
         deadlines.configure(store, game, remind=remind_s, grace=grace_s, on_late=on_late)
+    if player_summaries is not None:
+        deadlines.set_player_summaries(store, game, player_summaries.lower() == "yes")
     shown = deadlines.settings(store, game)
     emit(shown, as_json, settings_text(shown))
 
@@ -41,16 +52,26 @@ def settings_text(s: dict) -> str:
     from ..mail.deadlines import duration
     if not s["deadline_seconds"]:
         return (f"game {s['game']} has no deadline: nobody is reminded or defaulted "
-                f"(late players: {s['on_late']})")
+                f"(late players: {s['on_late']}); {_summaries_text(s)}")
     remind = (f"a reminder {duration(s['remind_seconds'])} before" if s["remind_seconds"] else "no reminder")
     late = ("the default is applied" if s["on_late"] == "default" else "the player is told and the game waits")
     grace = f" and {duration(s['grace_seconds'])} of grace" if s["grace_seconds"] else ""
     return (f"game {s['game']}: deadline {duration(s['deadline_seconds'])} per request; {remind}; "
-            f"after the deadline{grace}, {late} (on-late {s['on_late']})")
+            f"after the deadline{grace}, {late} (on-late {s['on_late']}); {_summaries_text(s)}")
+
+
+def _summaries_text(s: dict) -> str:
+    if s.get("player_summaries", True):
+        return "players get every public summary (player-summaries yes)"
+    return "players get the final result, the list every summary (player-summaries no)"
 
 
 @handled
 def tick(game: Annotated[Optional[str], typer.Option("--game", help="Only this game.", show_default=False)] = None,
+         at: Annotated[Optional[str], typer.Option(
+             "--at", metavar="TIME", show_default=False,
+             help="Act as if it were TIME (UTC, 2030-01-02T10:00:00Z) instead of now: to catch up after "
+                  "the judge was down, or to see what a tick at that time does.")] = None,
          db: DbOption = None, as_json: JsonOption = False):
     """Queue due reminders and apply due defaults, each once; safe to run from cron every minute.
 
@@ -61,12 +82,15 @@ def tick(game: Annotated[Optional[str], typer.Option("--game", help="Only this g
 
     \b
     Example: pbem mail tick && pbem mail send
+    Example: pbem mail tick --at 2030-01-02T10:00:00Z --game g1
     Example: * * * * *  pbem mail tick --json >> ~/pbem-tick.log     (crontab)
     """
     from ..mail import deadlines
-    from ..store.event import utc_now
+    from ..store.event import AT_PATTERN, utc_now
+    if at is not None and not AT_PATTERN.fullmatch(at):
+        fail(f"--at {at!r} is not a time; give one in UTC like 2030-01-02T10:00:00Z")
     # The only clock: the library takes the time as a parameter.
-    now = utc_now()
+    now = at or utc_now()
     actions = deadlines.tick(open_store(db), now, game)
     emit({"now": now, "actions": [a.as_dict() for a in actions]}, as_json,
          "\n".join(action_line(a) for a in actions) or "nothing due")

@@ -39,6 +39,7 @@ def new(
     faces: Annotated[Optional[Path], typer.Option("--faces", help="A dice face table file (see docs/rules.md).")] = None,
     now: Annotated[bool, typer.Option("--now", help="Start play at once, without client seeds.")] = False,
     list_address: Annotated[Optional[str], typer.Option("--list", help="An address (forum, mailing list) that also gets every public summary.")] = None,
+    moderator: Annotated[Optional[str], typer.Option("--moderator", help="The moderator's address: told when mail to a player cannot be delivered.", show_default=False)] = None,
     remind: RemindOption = None,
     grace: GraceOption = None,
     on_late: OnLateOption = None,
@@ -53,6 +54,7 @@ def new(
     \b
     Example: pbem new g1 --players ani,alex,frank,lothar --start ani --deadline 48h
     Example: pbem new g1 --players ani=ani@example.org,alex=alex@example.org --deadline 48h --remind 12h --grace 1h
+    Example: pbem new g1 --players ani=ani@example.org,alex=alex@example.org --moderator me@example.org
     """
     from ..protocol import commands
     import unicodedata
@@ -97,40 +99,55 @@ def new(
         settings["extensions"] = allowance
     if stand_in_after is not None:
         settings["stand_in_after"] = stand_in_after
-    if addresses or list_address or deadlines:
+    if addresses or list_address or deadlines or moderator:
         from ..mail import judge
         session = judge.create_game(store, game, game_type, names, options, addresses, list_address,
-                                    at=commands.now_utc(), deadlines=deadlines, **settings)
+                                    at=commands.now_utc(), deadlines=deadlines, moderator=moderator, **settings)
     else:
         session = commands.create_game(store, game, game_type, names, options, **settings)
     head = store.head(game)
     text = (f"created game {game} ({game_type}, {variant}) for {', '.join(map(safe, names))}\n"
             f"server seed hash (publish this now): {session.meta['seed_hash']}\n"
+            f"judge key (publish it with the seed hash; it signs every receipt): {session.meta['judge_key']}\n"
             + (f"mail for {len(addresses)} player(s) queued, each with their mail password: pbem mail send\n"
                if addresses else "")
             + ("play has started: send each player 'pbem private' output\n" if now and not addresses else
                "play has started\n" if now else
                f"players may add client seeds: pbem client-seed {game} PLAYER TEXT; then: pbem start {game}\n"))
-    emit({"game": game, "seed_hash": session.meta["seed_hash"], "started": now,
+    emit({"game": game, "seed_hash": session.meta["seed_hash"], "judge_key": session.meta["judge_key"], "started": now,
           "chain_head": {"seq": head[0], "hash": head[1]}}, as_json, text)
 
 
 @handled
 def client_seed(game: GameArg, player: PlayerArg,
                 text: Annotated[str, typer.Argument(help="Any text the player chooses.", show_default=False)],
+                sign_with: Annotated[Optional[Path], typer.Option("--sign-with", help="Your secret key file (player, signed game): print a signed block for the judge instead of recording.")] = None,
                 db: DbOption = None, as_json: JsonOption = False):
     """Add a player's client seed (before play starts); it joins the randomness of every roll.
 
     \b
     Example: pbem client-seed g1 ani "my lucky words"
+    Example: pbem client-seed g1 ani "my lucky words" --sign-with ani.key
+             (a player in a signed game: prints a signed block to send; records nothing)
     """
     from ..protocol import commands
+    if sign_with is not None:
+        from .inputs import KEY, read_text
+        block = commands.client_seed_block(game, player, text, read_text(sign_with, KEY).strip())
+        emit({"game": game, "player": player, "block": block}, as_json,
+             f"send this signed client seed to the judge (pbem submit {game} FILE); nothing was recorded:\n{block}")
+        return
+    from ..protocol.receipts import issue
+    from .play import receipts_text
     store = open_store(db)
     outcome = {}
+    before = store.head(game)[0]
     commands.add_client_seed(store, game, player, text, outcome=outcome)
+    receipts = issue(store, game, before, [player])
     said = (": already recorded; nothing changed" if outcome["already_recorded"]
             else " recorded; it replaced the earlier one" if outcome["replaced"] else " recorded")
-    emit({"game": game, "player": player, "recorded": True, **outcome}, as_json, f"client seed of {safe(player)}{said}")
+    emit({"game": game, "player": player, "recorded": True, **outcome, "receipts": receipts}, as_json,
+         f"client seed of {safe(player)}{said}{receipts_text(receipts)}")
 
 
 @handled
@@ -188,14 +205,25 @@ def list_games(db: DbOption = None, as_json: JsonOption = False):
             from ..protocol import commands, reports
             report = reports.status(commands.load(store, name), store.head(name))
         _mark_overdue(report)
+        _name_rounds(report)
         rows.append({"game": name, "players": report["players"], "started": report["started"],
-                     "round": report["round"], "phase": report["phase"], "finished": report["finished"],
+                     "round": report["round"], "round_word": report.get("round_word", "round"),
+                     "phase": report["phase"], "finished": report["finished"],
                      "waiting": sorted({w["player"] for w in report["waiting"]}),
-                     "overdue": report["overdue"], "mail": mail.get(name) or mailing.get(name)})
+                     "overdue": report["overdue"], "mail": _with_failures(store, name, mail.get(name) or mailing.get(name))})
     lines = [_game_line(r) for r in rows] or ["no games yet (pbem new)"]
     if mailing:
         lines.append(_fetch_line(fetched))
     emit({"games": names, "details": rows, "last_fetch": fetched}, as_json, "\n".join(lines))
+
+
+def _with_failures(store, game: str, mail: dict | None) -> dict | None:
+    """``mail`` with the game's failed messages and its players whose mail fails."""
+    if mail is None:
+        return None
+    from ..mail import failures
+    from ..store import judge as tables
+    return {**mail, "failed": tables.failed_count(store, game), "undeliverable": failures.for_game(store, game)}
 
 
 def _mail_text(m: dict | None) -> str:
@@ -205,6 +233,12 @@ def _mail_text(m: dict | None) -> str:
     text = f"mail: {m['queued']} queued"
     if m["failing"]:
         text += f", {m['failing']} failing (last error: {safe(m['last_error'])})"
+    if m.get("failed"):
+        text += f", {m['failed']} failed for good (pbem mail outbox)"
+    bad = m.get("undeliverable") or []
+    if bad:
+        text += "; MAIL CANNOT BE DELIVERED to " + ", ".join(
+            f"{safe(e['player'])}{' (not delivered: no reminders)' if e['marked'] else ''}" for e in bad)
     return text
 
 
@@ -222,7 +256,7 @@ def _game_line(r: dict) -> str:
     elif not r["waiting"]:
         state = "play ended (seed revealed)"
     else:
-        state = f"round {r['round']}, {r['phase']}; waiting for {', '.join(map(safe, r['waiting']))}"
+        state = f"{r.get('round_word', 'round')} {r['round']}, {r['phase']}; waiting for {', '.join(map(safe, r['waiting']))}"
         if r["overdue"]:
             state += f" (OVERDUE: {', '.join(map(safe, r['overdue']))})"
     if r["mail"]:
@@ -244,12 +278,17 @@ def status(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
         from ..protocol import commands, reports
         report = reports.status(commands.load(store, game), store.head(game))
     _mark_overdue(report)
+    _name_rounds(report)
     report["mail"] = tables.mail_state(store, game)
     if report["mail"] is not None:
+        from ..mail import failures
         report["mail"]["last_fetch"] = tables.last_fetch(store)
+        report["mail"]["undeliverable"] = failures.for_game(store, game)
     text = status_text(report)
     if report["mail"] is not None:
         text += f"\n{_mail_text(report['mail'])}; {_fetch_line(report['mail']['last_fetch'])}"
+        for entry in report["mail"]["undeliverable"]:
+            text += f"\nmail cannot be delivered: {safe(failures.line(entry))}"
     emit(report, as_json, text)
 
 
@@ -263,6 +302,14 @@ def _mark_overdue(report: dict) -> dict:
         if "due" in entry:
             entry["overdue"] = entry["due"] <= now
     report["overdue"] = sorted({w["player"] for w in report.get("waiting", []) if w.get("overdue")})
+    return report
+
+
+def _name_rounds(report: dict) -> dict:
+    """The game's own word for a round (1667's summaries say "turn"): added when reporting,
+    not cached, so a snapshot's status stays what a fresh replay gives (audit compares them)."""
+    from ..games import round_word
+    report["round_word"] = round_word(report.get("type"))
     return report
 
 

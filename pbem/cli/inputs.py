@@ -38,6 +38,10 @@ FACES = Limits("a face table", 10 * MiB, 64 * KiB, strict=True,
                hint="a face table is five lines like 'A: 1 2 3 4 5' (see docs/rules.md)")
 EXPORT = Limits("an export", 256 * MiB, 1 * MiB, strict=True,
                 hint="give a log written by pbem export (JSON Lines)")
+HEADS = Limits("a file of published heads", 256 * MiB, 256 * MiB, strict=False,
+               hint="give a saved summary, an mbox of the list's summaries or a saved forum thread")
+RECEIPTS = Limits("a receipts file", 10 * MiB, 10 * MiB, strict=False,
+                  hint="give the text (or saved mail) holding the judge's receipt blocks")
 KEY = Limits("a key file", 64 * KiB, 64 * KiB, strict=True,
              hint="give the secret key file written by pbem keygen")
 

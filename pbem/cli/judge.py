@@ -21,7 +21,9 @@ def address(game: GameArg,
             email: Annotated[Optional[str], typer.Argument(help="Their address, e.g. ani@example.org.", show_default=False)] = None,
             new_password: Annotated[bool, typer.Option("--new-password", help="Make and mail a new mail password (the old one stops working).")] = False,
             list_address: Annotated[Optional[str], typer.Option("--list", help="Set the address (forum, list) that also gets every public summary; 'none' to remove it.")] = None,
+            moderator: Annotated[Optional[str], typer.Option("--moderator", help="Set the moderator's address, told when mail to a player cannot be delivered; 'none' to remove it.", show_default=False)] = None,
             tz: Annotated[Optional[str], typer.Option("--tz", help="The player's time zone (an IANA name such as Europe/Prague): times in their mail are shown in it too, next to UTC; 'none' to remove it.", show_default=False)] = None,
+            plain: Annotated[Optional[bool], typer.Option("--plain/--html", help="--plain: mail them plain text only; --html: text and an HTML part with the board as a picture (the default).", show_default=False)] = None,
             db: DbOption = None, as_json: JsonOption = False):
     """Set or change a player's email address (the judge mails them a password if they have none).
 
@@ -29,24 +31,39 @@ def address(game: GameArg,
     Example: pbem address g1 ani ani@example.org
     Example: pbem address g1 ani ani@example.org --new-password   (a lost password)
     Example: pbem address g1 ani ani@example.org --tz Europe/Prague
+    Example: pbem address g1 ani --plain        (plain text only, no HTML, no pictures)
     Example: pbem address g1 --list g1-table@lists.example.org
+    Example: pbem address g1 --moderator me@example.org
     """
     from ..mail import judge
     from ..protocol.commands import now_utc
     store = open_store(db)
+    if moderator is not None:
+        if player or email or tz is not None or list_address is not None:
+            fail("give either PLAYER EMAIL, --list ADDRESS or --moderator ADDRESS", 2)
+        chosen = judge.set_moderator(store, game, None if moderator.lower() == "none" else moderator)
+        emit({"game": game, "moderator": chosen}, as_json,
+             f"the moderator of {game} is told at {chosen} when mail to a player cannot be delivered" if chosen
+             else f"game {game} has no moderator address now")
+        return
     if list_address is not None:
         if player or email or tz is not None:
             fail("give either PLAYER EMAIL or --list ADDRESS", 2)
-        chosen = judge.set_list(store, game, None if list_address.lower() == "none" else list_address)
+        chosen = judge.set_list(store, game, None if list_address.lower() == "none" else list_address, plain)
         emit({"game": game, "list": chosen}, as_json,
-             f"public summaries of {game} also go to {chosen}" if chosen else f"game {game} has no list address now")
+             f"public summaries of {game} also go to {chosen}{_how(plain)}" if chosen else f"game {game} has no list address now")
+        return
+    if player and not email and plain is not None and not new_password and tz is None:
+        done = judge.set_plain(store, game, player, plain)
+        emit(done, as_json, f"{safe(player)} in {game} gets mail{_how(plain)}")
         return
     if not player or not email:
-        fail("give GAME PLAYER EMAIL, e.g. pbem address g1 ani ani@example.org", 2)
+        fail("give GAME PLAYER EMAIL, e.g. pbem address g1 ani ani@example.org (or GAME PLAYER --plain)", 2)
     if tz is not None and tz.strip().lower() == "none":
         tz = ""
-    done = judge.register(store, game, player, email, at=now_utc(), new_password=new_password, tz=tz)
+    done = judge.register(store, game, player, email, at=now_utc(), new_password=new_password, tz=tz, plain=plain)
     text = f"{safe(player)} in {game}: {done['address']}" + (f", time zone {done['tz']}" if done["tz"] else "")
+    text += ", plain text only" if done["plain"] else ""
     if done["password_sent"]:
         text += "; a new mail password and their private message are queued for them (pbem mail send)"
     elif done["private_queued"]:
@@ -96,6 +113,12 @@ def ingest(file: Annotated[Optional[List[Path]], typer.Option("--file", help="A 
     results = pipeline.ingest_many(store, raws(), now_utc, judges, on_commit=committed)
     rows = [r.as_dict() for r in results]
     emit({"messages": rows}, as_json, "\n".join(_line(r) for r in results) or "no messages")
+
+
+def _how(plain) -> str:
+    if plain is None:
+        return ""
+    return " as plain text only" if plain else " as text and HTML, with the board as a picture"
 
 
 def _line(r) -> str:

@@ -54,10 +54,11 @@ def send(smtp: Annotated[Optional[str], typer.Option("--smtp", callback=_check_s
          db: DbOption = None, as_json: JsonOption = False):
     """Send every queued message that is due, and mark each one sent (or failed, for a retry).
 
-    One SMTP connection per run. A message the server refuses is retried later (after 1
-    minute, then 2, 4, ... at most an hour); a lost connection ends the run and leaves the
-    rest queued. Exit status 1 when any message failed or was left: run it again later
-    (from cron, say); nothing is ever sent twice.
+    One SMTP connection per run. A message the server refuses for now (4xx) is retried
+    later (after 1 minute, then 2, 4, ... at most an hour, for up to 3 days); one it refuses
+    for good (5xx) is failed at once and the moderator told; a lost connection ends the run
+    and leaves the rest queued. Exit status 1 when any message failed or was left: run it
+    again later (from cron, say); nothing is ever sent twice.
 
     \b
     Example: PBEM_SMTP_PASSWORD=... pbem mail send --smtp smtp.example.org:587 --user judge@example.org --from judge@example.org
@@ -92,12 +93,21 @@ def send(smtp: Annotated[Optional[str], typer.Option("--smtp", callback=_check_s
     lines.append(", ".join(totals) if report.results or report.left else "nothing due to send")
     data, problem = report.as_dict(), None
     if not report.ok:
-        waiting = len(report.failed) + report.left
+        given_up = sum(1 for r in report.failed if r.given_up)
+        waiting = len(report.failed) - given_up + report.left
         reason = f"stopped: {report.stopped}; " if report.stopped else ""
-        problem = (f"{reason}{waiting} message{'s' if waiting != 1 else ''} stay{'' if waiting != 1 else 's'} "
-                   "queued for the next 'pbem mail send' (see 'pbem mail outbox')")
+        parts = []
+        if waiting or not given_up:
+            parts.append(f"{waiting} message{'s' if waiting != 1 else ''} stay{'' if waiting != 1 else 's'} "
+                         "queued for the next 'pbem mail send'")
+        if given_up:
+            parts.append(f"{given_up} message{'s' if given_up != 1 else ''} failed for good "
+                         "(refused by the server: 'pbem status GAME' says what helps)")
+        problem = f"{reason}{'; '.join(parts)} (see 'pbem mail outbox')"
         data.update(error=problem, code=1)  # one JSON document: the report, with the error in it
     emit(data, as_json, "\n".join(lines))
+    for note in report.notes:  # the messages went all the same; the moderator hears why they lack something
+        typer.echo(f"pbem: note: {note}", err=True)
     if problem:
         typer.echo(f"pbem: {problem}", err=True)
         raise typer.Exit(1)
@@ -108,15 +118,20 @@ def send_line(r) -> str:
     what = f"#{r.id} {safe(r.game)} {r.kind} to {r.recipient}: {safe(r.subject)}"
     if r.outcome == "sent":
         return f"{'written' if r.path else 'sent'} {what}" + (f" -> {r.path}" if r.path else "")
+    if r.given_up:
+        return f"FAILED {what}: {safe(r.error)}; given up, not retried (see pbem status {safe(r.game)})"
     return f"failed {what}: {safe(r.error)}; retry at {_when(r.next_try_at)}"
 
 
 @app.command("outbox")
 @handled
 def outbox(game: Annotated[Optional[str], typer.Option("--game", help="Only this game's messages.", show_default=False)] = None,
-           include_sent: Annotated[bool, typer.Option("--all", help="Include the messages sent already.")] = False,
+           include_sent: Annotated[bool, typer.Option("--all", help="Include the messages sent already, and the reminders dropped because their request was settled.")] = False,
            db: DbOption = None, as_json: JsonOption = False):
-    """The messages that wait to be sent: to whom, what, how often tried, and when next.
+    """The messages that wait to be sent, and those that failed for good: to whom, what, how often tried, and when next.
+
+    A message that failed for good (a permanent refusal, or temporary ones for 3 days) is
+    one line with the server's answer; 'pbem status GAME' says what helps.
 
     \b
     Example: pbem mail outbox --game g1
@@ -124,12 +139,19 @@ def outbox(game: Annotated[Optional[str], typer.Option("--game", help="Only this
     """
     from ..store import outbox as box
 
-    rows = box.listing(open_store(db), game, include_sent)
+    rows = box.listing(open_store(db), game, include_sent, include_failed=True)
     lines = []
     for row in rows:
         head = f"#{row.id} {safe(row.game)} {row.kind} to {row.recipient}: {safe(row.subject)}"
         if row.state == "sent":
             lines.append(f"{head} - sent {_when(row.sent_at)}")
+            continue
+        if row.state == "failed":
+            lines.append(f"{head} - FAILED {_when(row.failed_at)} after {row.attempts} attempt(s): "
+                         f"{safe(row.last_error)}")
+            continue
+        if row.state == "dropped":
+            lines.append(f"{head} - dropped {_when(row.failed_at)}: {safe(row.last_error)}")
             continue
         tail = f" - attempts {row.attempts}, next try {_when(row.next_try_at)}"
         if row.last_error:

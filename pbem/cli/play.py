@@ -89,6 +89,7 @@ def commit(
     if (commitment is None) == (choice is None):
         fail("give either the COMMITMENT or --choice CHOICE", 2)
     outcome = {}
+    before = _head_seq(store, game)
     if choice is not None:
         if step is not None:
             from ..protocol.commands import load
@@ -99,7 +100,7 @@ def commit(
         session = commands.commit_for_player(store, game, player, choice, outcome=outcome)
     else:
         session = commands.commit(store, game, player, commitment, parse_step(step), outcome=outcome)
-    _report_submissions(store, session, game, as_json, [outcome])
+    _report_submissions(store, session, game, as_json, [outcome], _receipts(store, game, before, [player]))
 
 
 @handled
@@ -114,8 +115,9 @@ def reveal(game: GameArg, player: PlayerArg, choice: ChoiceArg,
     from ..protocol import commands
     store = open_store(db)
     outcome = {}
+    before = _head_seq(store, game)
     session = commands.reveal(store, game, player, choice, salt, parse_step(step), outcome=outcome)
-    _report_submissions(store, session, game, as_json, [outcome])
+    _report_submissions(store, session, game, as_json, [outcome], _receipts(store, game, before, [player]))
 
 
 @handled
@@ -151,8 +153,9 @@ def decide(
              f"send this signed decision (pbem submit {game} FILE); nothing was recorded yet:\n{block}")
         return
     outcome = {}
+    before = _head_seq(store, game)
     session = commands.decide(store, game, player, choice, outcome=outcome)
-    _report_submissions(store, session, game, as_json, [outcome])
+    _report_submissions(store, session, game, as_json, [outcome], _receipts(store, game, before, [player]))
 
 
 @handled
@@ -173,14 +176,16 @@ def submit(game: GameArg,
     from .inputs import SUBMISSION, read_bytes
     text = submission_text(bytes(read_bytes(source, SUBMISSION, stdin_ok=True)[1]))
     store = open_store(db)
+    before = _head_seq(store, game)
     done = commands.submit(store, game, text)
     session = commands.load(store, game)
-    _report_submissions(store, session, game, as_json, done)
+    _report_submissions(store, session, game, as_json, done,
+                        _receipts(store, game, before, [item["player"] for item in done]))
 
 
 @handled
 def nmr(game: GameArg, player: PlayerArg,
-        force: Annotated[bool, typer.Option("--force", help="Apply the default even before the deadline.")] = False,
+        force: Annotated[bool, typer.Option("--force", help="Apply the default before the deadline (and grace), or in a game without one; the log marks it forced.")] = False,
         db: DbOption = None, as_json: JsonOption = False):
     """No move received: apply the documented default for what a late player owes.
 
@@ -190,8 +195,9 @@ def nmr(game: GameArg, player: PlayerArg,
     Example: pbem nmr g1 frank --force
     """
     from ..protocol import commands
+    from ..store import judge as tables
     store = open_store(db)
-    session = commands.nmr(store, game, player, force)
+    session = commands.nmr(store, game, player, force, grace=tables.deadlines(store, game).grace)
     last = store.events(game, after=store.head(game)[0] - 1)[0]
     if last.kind == "nmr":
         what = "marked late: the default is applied, and shown, once every commitment of the step is in"
@@ -217,6 +223,9 @@ _WHAT = {"commit": "commitment", "reveal": "reveal", "decide": "decision"}
 
 def _submission_text(item: dict) -> str:
     """One line on one submission: recorded, a repeat, or a reveal whose choice was illegal."""
+    if item["kind"] == "client_seed":
+        return f"client seed of {safe(item['player'])}" + (": already recorded; nothing changed"
+                                                           if item["already_recorded"] else " recorded")
     what = f"{_WHAT[item['kind']]} of {safe(item['player'])} for round {item['round']} step {item['step']}"
     if item["already_recorded"]:
         return f"{what}: already recorded; nothing changed"
@@ -230,16 +239,39 @@ def _submission_text(item: dict) -> str:
     return f"{what} recorded" + (f": {safe(item['applied'])}" if item.get("applied") else "")
 
 
-def _report_submissions(store, session, game: str, as_json: bool, items: list[dict]) -> None:
+def _report_submissions(store, session, game: str, as_json: bool, items: list[dict],
+                        receipts: list[str] | None = None) -> None:
     """What became of each submission (--json: ``accepted``, one entry each, and
-    ``already_recorded`` when every one of them was), then the game's status."""
-    extra = {"accepted": items, "already_recorded": all(i["already_recorded"] for i in items)}
-    _report(store, session, game, as_json, "\n".join(map(_submission_text, items)), extra)
+    ``already_recorded`` when every one of them was), then the game's status, then the
+    judge's receipts for what was recorded (--json: ``receipts``)."""
+    extra = {"accepted": items, "already_recorded": all(i["already_recorded"] for i in items),
+             "receipts": receipts or []}
+    _report(store, session, game, as_json, "\n".join(map(_submission_text, items)), extra,
+            receipts_text(receipts or []))
 
 
-def _report(store, session, game: str, as_json: bool, text: str, extra: dict | None = None) -> None:
+def _head_seq(store, game: str) -> int:
+    return store.head(game)[0]
+
+
+def _receipts(store, game: str, before: int, players) -> list[str]:
+    """The judge's receipts for the submissions recorded since event ``before``."""
+    from ..protocol.receipts import issue
+    return issue(store, game, before, players)
+
+
+def receipts_text(blocks: list[str]) -> str:
+    if not blocks:
+        return ""
+    noun = "this receipt" if len(blocks) == 1 else f"these {len(blocks)} receipts"
+    return (f"\nthe judge's signed {'receipt' if len(blocks) == 1 else 'receipts'} (give {noun} to the player "
+            f"to keep: 'pbem audit --receipt FILE' proves with it what the judge recorded):\n" + "".join(blocks))
+
+
+def _report(store, session, game: str, as_json: bool, text: str, extra: dict | None = None,
+            tail: str = "") -> None:
     from ..protocol import reports
     report = reports.status(session, store.head(game))
     if extra:
         report.update(extra)
-    emit(report, as_json, text + "\n" + status_text(report))
+    emit(report, as_json, text + "\n" + status_text(report) + tail)

@@ -8,6 +8,12 @@ from types import ModuleType
 from ..text import quote
 
 GAMES = {"tortuga": "pbem.games.tortuga", "tortuga1667": "pbem.games.tortuga1667"}
+# what each game's summaries call a round; known without importing the rules (status is fast)
+ROUND_WORDS = {"tortuga": "round", "tortuga1667": "turn"}
+
+
+def round_word(name: str | None) -> str:
+    return ROUND_WORDS.get(name or "", "round")
 
 
 class UnknownGame(LookupError):

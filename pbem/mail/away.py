@@ -1,7 +1,7 @@
 """When a player is away or leaves, by mail: what the judge tells everyone about a pause, a
 resume, an extension or a replacement, and the replacement of a seat's person itself.
 
-The events (``pbem.protocol.discretion``) are public; what they change in the judge's
+The events (``pbem.protocol.away``) are public; what they change in the judge's
 private tables (an address, a password hash) is not. ``notices`` runs in the judge's write
 hook, so each notice is queued in the transaction of the event behind it:
 - a pause: a notice to every player and the list;
@@ -101,7 +101,7 @@ def replace(store, game: str, seat: str, address: str | None, at: str, key: str 
     seat's private message (everything the seat knows), in one transaction. Refused,
     changing nothing: an unknown seat, an address that already plays in the game, no
     address in a game the judge mails."""
-    from ..protocol import commands, discretion
+    from ..protocol import away as absence, commands
     from ..protocol.errors import Refused
     from ..store import outbox
     from .passwords import hash_password, make_password
@@ -123,7 +123,7 @@ def replace(store, game: str, seat: str, address: str | None, at: str, key: str 
                 raise Refused(f"{address} already plays {holder} in game {game}; the new player of {seat} needs "
                               f"an address of their own")
         old = rows.get(seat)
-        session = discretion.replace(store, game, seat, key=key, reason=reason, at=at)
+        session = absence.replace(store, game, seat, key=key, reason=reason, at=at)
         seq = store.head(game)[0]
         dropped = 0
         if old is not None:
@@ -136,10 +136,13 @@ def replace(store, game: str, seat: str, address: str | None, at: str, key: str 
                 password = make_password()
             tables.set_address(store, game, seat, address, hash_password(password) if password else None,
                                tz or "", keep_password=False)
+            tables.set_plain(store, game, seat, False)  # a new person: the judge's usual mail until they ask
             notice = (f"You take over the seat {seat} in game {game} from its former player (event {seq}). "
                       f"The seat keeps everything it has in the game; below is all it knows.\n"
                       + judge._welcome(session, seat, password))
-            judge.queue_private(store, session, seat, at, notice=notice,
+            from . import failures
+            failures.clear(store, address)  # given by the moderator: tried afresh
+            judge.queue_private(store, session, seat, at, notice=notice, secret=password,
                                 subject=f"{judge.subject_tag(game)} welcome, {seat}: your seat and all it knows")
     return {"game": game, "seat": seat, "event": seq, "address": address, "password_sent": bool(password),
             "key": key is not None, "former_address_dropped": dropped}

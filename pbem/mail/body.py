@@ -14,8 +14,7 @@ import codecs
 from email.message import Message
 
 from .htmltext import html_to_text
-
-MAX_DEPTH = 20  # nested multiparts deeper than this are not read (a mail bomb, not a mail)
+from .limits import MAX_DEPTH, OverLimit, html_exceeded
 
 # Labels that in practice mean "whatever the client had": try UTF-8, else Windows-1252.
 _GUESS = frozenset(("", "us-ascii", "ascii", "unknown", "unknown-8bit", "x-unknown", "x-user-defined"))
@@ -23,10 +22,10 @@ _GUESS = frozenset(("", "us-ascii", "ascii", "unknown", "unknown-8bit", "x-unkno
 _AS_WINDOWS_1252 = frozenset(("iso-8859-1", "iso8859-1", "latin-1", "latin1", "l1", "iso_8859-1"))
 
 
-def readable_text(msg: Message) -> tuple[str, tuple[str, ...]]:
+def readable_text(msg: Message, limited: bool = True) -> tuple[str, tuple[str, ...]]:
     """(the text of the readable parts, the names of the parts that were not read)."""
     ignored: list[str] = []
-    return _part_text(msg, ignored, 0), tuple(ignored)
+    return _part_text(msg, ignored, 0, limited), tuple(ignored)
 
 
 def decode(data: bytes, charset: str | None) -> str:
@@ -81,7 +80,7 @@ def _quoted(depth: int, pieces: list[str]) -> str:
     return ">" * depth + (" " + line if line else "") if depth else line
 
 
-def _part_text(part: Message, ignored: list[str], depth: int) -> str:
+def _part_text(part: Message, ignored: list[str], depth: int, limited: bool = True) -> str:
     try:
         head = _head(part)
         kind = head.get_content_type()
@@ -94,18 +93,23 @@ def _part_text(part: Message, ignored: list[str], depth: int) -> str:
                 return ""
             children = list(part.iter_parts())
             if kind == "multipart/alternative":
-                return _alternative(children, ignored, depth + 1)
-            return _join(_part_text(child, ignored, depth + 1) for child in children)
+                return _alternative(children, ignored, depth + 1, limited)
+            return _join(_part_text(child, ignored, depth + 1, limited) for child in children)
         if head.get_content_disposition() == "attachment" or kind not in ("text/plain", "text/html"):
             ignored.append(_name(part, kind))
             return ""
         data = part.get_payload(decode=True) or b""
         text = decode(data, head.get_content_charset())
         if kind == "text/html":
+            exceeded = html_exceeded(text) if limited else None
+            if exceeded is not None:
+                raise OverLimit(exceeded)
             return html_to_text(text)
         if (head.get_param("format") or "").lower() == "flowed":
             text = unflow(text, (head.get_param("delsp") or "").lower() == "yes")
         return text
+    except OverLimit:
+        raise
     except Exception:  # a part the email package cannot take apart: skip it, read the rest
         ignored.append("unreadable part")
         return ""
@@ -123,13 +127,13 @@ def _head(part: Message) -> Message:
     return head
 
 
-def _alternative(children: list[Message], ignored: list[str], depth: int) -> str:
+def _alternative(children: list[Message], ignored: list[str], depth: int, limited: bool) -> str:
     """The plain alternative if it has any text, else the richer ones in turn."""
     ranked = sorted((rank, number) for number, child in enumerate(children)
                     if (rank := _rank(child)) is not None)
     for _, number in ranked:
         own: list[str] = []
-        text = _part_text(children[number], own, depth)
+        text = _part_text(children[number], own, depth, limited)
         if text.strip():
             ignored.extend(own)
             return text

@@ -8,21 +8,33 @@ due, allow ``grace`` seconds past the deadline, and then either apply the docume
 
 - a reminder: the player's private message with a notice on top, queued in one
   transaction with the record that it was sent (``mail_reminders``, keyed by player,
-  round, step and kind), so a request is reminded of once however often tick runs;
+  round, step and kind), so a request is reminded of once however often tick runs; only
+  while at least half the reminder time is left (``reminder_due``), never near the deadline;
 - a default: ``commands.nmr`` (which checks the deadline itself), in one transaction with
   the mail its events call for (the judge's write hook: the private messages, summaries);
 - in a game that waits, a notice to a late player, once, like a reminder.
 
-Each action re-reads the game inside its own transaction, so a move that arrived a moment
-before is never reminded of or defaulted. ``now`` is a parameter: nothing here reads the clock.
+No reminder or notice goes to a player marked "mail not delivered" (``pbem.mail.failures``).
+A reminder still queued when its request is settled (answered, defaulted, the game moved
+on) is dropped in the transaction that settles it (``drop_settled``), unless it was handed
+to the SMTP server already.
+
+Each game's actions are one transaction and one moment (``pbem.mail.moment``): whatever a
+tick causes for a player goes to them as one message. Each action is a savepoint in it and
+re-reads the game, so a move that arrived a moment before is never reminded of or
+defaulted, and an action that fails is undone whole (its events, its mail) while the others
+stand. ``now`` is a parameter: nothing here reads the clock.
 """
 
 from __future__ import annotations
 
+import copy
+from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
 from ..protocol.times import shift
 from ..store import judge as tables
+from ..store.faults import maybe_crash
 from . import judge
 
 REMINDER, LATE = "reminder", "late"
@@ -82,7 +94,15 @@ def settings(store, game: str) -> dict:
     from ..protocol import commands
     session = commands.load(store, game)
     return {"game": game, "deadline_seconds": session.meta.get("deadline_seconds"),
-            **tables.deadlines(store, game).as_dict()}
+            **tables.deadlines(store, game).as_dict(), "player_summaries": tables.player_summaries(store, game)}
+
+
+def set_player_summaries(store, game: str, on: bool) -> None:
+    """Whether ``game``'s players get the public summaries too (see ``pbem.mail.moment``)."""
+    from ..protocol import commands
+    with store.atomic():
+        commands.load(store, game)
+        tables.set_player_summaries(store, game, on)
 
 
 def duration(seconds: int | None) -> str:
@@ -116,11 +136,19 @@ def tick(store, now: str, game: str | None = None, on_action=None) -> list[Actio
         actions.append(action)
         if on_action is not None:
             on_action(action)
+    from .moment import moment
     for name in [game] if game is not None else tables.mail_games(store):
+        done: list[Action] = []
         try:
-            _tick_game(store, name, now, said)
+            # one transaction and one moment per game: whatever this tick causes for a player
+            # (two late players defaulted, the step they held up resolved) is one message
+            with store.transaction(), moment(store, now):
+                _tick_game(store, name, now, done.append)
         except _errors() as exc:  # a game that cannot be read (damaged, say) holds up no other
-            said(Action(name, "-", "failed", None, None, "-", "-", error=_one_line(exc)))
+            done = [Action(name, "-", "failed", None, None, "-", "-", error=_one_line(exc))]
+        for action in done:  # heard of once committed
+            said(action)
+        maybe_crash("tick:after-game")
     return actions
 
 
@@ -137,6 +165,7 @@ def owed(session) -> dict[tuple, dict]:
 
 def _tick_game(store, game: str, now: str, said) -> None:
     from ..protocol import commands
+    from . import failures
     rules = tables.deadlines(store, game)
     addresses = tables.mail_players(store, game)
     failed = set()  # tried in this tick already: said once, tried again at the next tick
@@ -164,10 +193,10 @@ def _tick_game(store, game: str, now: str, said) -> None:
                             defaulted = True
                             break
                 continue
-            if player not in addresses:
-                continue
+            if player not in addresses or failures.is_dead(store, addresses[player].address):
+                continue  # no address, or marked "mail not delivered": no reminder (pbem.mail.failures)
             stage = LATE if now >= late_at else REMINDER
-            if stage == REMINDER and not (rules.remind and now >= later(entry["due"], -rules.remind)):
+            if stage == REMINDER and not reminder_due(entry["due"], rules.remind, now):
                 continue
             if (key, stage) not in failed and not tables.reminded(store, game, key, stage):
                 done = _notify(store, game, key, entry["due"], stage, now, rules)
@@ -179,25 +208,50 @@ def _tick_game(store, game: str, now: str, said) -> None:
             return
 
 
+def reminder_due(due: str, remind: int, now: str) -> bool:
+    """Whether a reminder ``remind`` seconds before ``due`` is to go out at ``now``: from its
+    moment until half the reminder time is left (with --remind 12h, from 12h to 6h before
+    the deadline). A tick that comes later (the judge was down, cron stopped) sends none: a
+    reminder that arrives as the deadline passes only alarms, and the private message the
+    player already has says what to send and by when."""
+    return bool(remind) and later(due, -remind) <= now < later(due, -(remind // 2))
+
+
 def _default(store, game: str, key: tuple, due: str, now: str, late_at: str) -> Action | None:
     from ..protocol import commands
     player, round_, step, kind = key
     try:
-        with store.transaction():
+        with _undone_whole(store):
             entry = owed(commands.load(store, game)).get(key)
             if entry is None or entry.get("due") != due:
                 return None  # answered (or settled) a moment ago
-            commands.nmr(store, game, player, at=now)
+            commands.nmr(store, game, player, at=now, grace=tables.deadlines(store, game).grace)
     except _errors() as exc:
         return Action(game, player, "failed", round_, step, kind, due, error=_one_line(exc))
     return Action(game, player, "defaulted", round_, step, kind, due)
+
+
+@contextmanager
+def _undone_whole(store):
+    """One action of a tick: a savepoint in the game's transaction; on failure its events,
+    its outbox rows and what it added to the moment's mail are all undone."""
+    from .moment import current
+    m = current(store)
+    saved = copy.deepcopy(m.__dict__) if m is not None else None
+    try:
+        with store.atomic():
+            yield
+    except BaseException:
+        if m is not None:
+            m.__dict__.update(saved)
+        raise
 
 
 def _notify(store, game: str, key: tuple, due: str, stage: str, now: str, rules) -> Action | None:
     from ..protocol import commands
     player, round_, step, kind = key
     try:
-        with store.transaction():
+        with _undone_whole(store):
             session = commands.load(store, game)
             entry = owed(session).get(key)
             if entry is None or entry.get("due") != due:
@@ -216,6 +270,19 @@ def _notify(store, game: str, key: tuple, due: str, stage: str, now: str, rules)
         return Action(game, player, "failed", round_, step, kind, due, error=_one_line(exc))
     return Action(game, player, "reminded" if stage == REMINDER else "told late", round_, step, kind, due,
                   message_id=message_id)
+
+
+def drop_settled(store, session, at: str) -> int:
+    """Drop the queued reminders of ``session``'s game whose request is no longer owed as it
+    was (answered, defaulted, the game moved on); not those handed to SMTP already. Runs in
+    the write that settled them (the judge's write hook). Returns how many were dropped."""
+    queued = tables.queued_reminders(store, session.game_id)
+    if not queued:
+        return 0
+    now_owed = owed(session) if session.state is not None and not session.finished else {}
+    stale = [message_id for message_id, key in queued if key not in now_owed]
+    from ..store import outbox
+    return outbox.drop_stale(store, session.game_id, stale, "its request was settled before it went", at)
 
 
 class _AlreadyDone(Exception):

@@ -1,8 +1,10 @@
 """HTML to plain text, small and forgiving: enough for mail bodies and forum pages.
 
 Block elements and ``<br>`` end lines, ``<blockquote>`` lines start with ``> `` (so they count
-as quoted), ``<pre>``/``<code>`` keep their lines, script/style/head are dropped and entities
-decoded. Invisible characters that forums and editors slip into long words (zero-width space,
+as quoted), ``<pre>``/``<code>`` keep their lines, script/style/head and comments are dropped
+and entities decoded. Text that a mail program does not display (an element with ``hidden``,
+or a style of ``display:none``, ``visibility:hidden`` or ``mso-hide:all``) is dropped too: a
+reader must never act on what the sender could not see. Invisible characters that forums and editors slip into long words (zero-width space,
 word joiner, soft hyphen, byte-order mark) are removed, so an armoured block's base64 lines
 come out as they went in.
 """
@@ -22,6 +24,18 @@ _PARAGRAPH = frozenset("blockquote dl h1 h2 h3 h4 h5 h6 hr ol p pre table ul".sp
 _SKIP = frozenset("head noscript script select style svg template title".split())
 _KEEP_LINES = frozenset("code listing plaintext pre textarea xmp".split())
 _CELL = frozenset(("td", "th"))
+_VOID = frozenset("area base br col embed hr img input link meta param source track wbr".split())
+_HIDING_STYLE = re.compile(r"(?:^|;)\s*(?:display\s*:\s*none|visibility\s*:\s*hidden|mso-hide\s*:\s*all)\b",
+                           re.IGNORECASE)
+
+
+def _not_displayed(attrs) -> bool:
+    """An element a mail program does not show: ``hidden``, or a style of display:none,
+    visibility:hidden or Outlook's mso-hide:all. Its text is never read as commands."""
+    for name, value in attrs:
+        if name == "hidden" or (name == "style" and value and _HIDING_STYLE.search(value)):
+            return True
+    return False
 _INVISIBLE = {0x200B: None, 0x2060: None, 0x00AD: None, 0xFEFF: None, 0x00A0: " "}
 _SPACES = re.compile(r"\s+")
 _TAGS = re.compile(r"<[^>]*>")
@@ -61,8 +75,16 @@ class _TextParser(HTMLParser):
         self.quote = 0
         self.keep = 0
         self.skip: list[str] = []
+        self.hidden: list[str] = []  # open elements from one that is not displayed inwards
 
     def handle_starttag(self, tag: str, attrs) -> None:
+        if self.hidden:  # inside an element nobody sees: count its children, read nothing
+            if tag not in _VOID:
+                self.hidden.append(tag)
+            return
+        if tag not in _VOID and _not_displayed(attrs):
+            self.hidden.append(tag)
+            return
         if tag == "body":  # a page without </head>
             self.skip.clear()
         if self.skip or tag in _SKIP:
@@ -85,6 +107,10 @@ class _TextParser(HTMLParser):
         self.handle_starttag(tag, attrs)  # <br/>, <hr/>: no end tag to handle
 
     def handle_endtag(self, tag: str) -> None:
+        if self.hidden:
+            if tag in self.hidden:
+                del self.hidden[len(self.hidden) - 1 - self.hidden[::-1].index(tag):]
+            return
         if self.skip:
             if tag in self.skip:
                 del self.skip[len(self.skip) - 1 - self.skip[::-1].index(tag):]
@@ -97,7 +123,7 @@ class _TextParser(HTMLParser):
             self.keep -= 1
 
     def handle_data(self, data: str) -> None:
-        if self.skip:
+        if self.skip or self.hidden:
             return
         data = data.translate(_INVISIBLE)
         if not self.keep:

@@ -1,7 +1,9 @@
 """The email judge's pipeline for one incoming message:
 
-    read (bytes -> Incoming) -> seen? -> screen (loops, bounces, lists) -> rate limits
-    -> route (game, player) -> limits (size, lines) -> authenticate (password or signatures)
+    limits (bytes) -> read (bytes -> Incoming) -> seen? -> screen (loops, bounces, lists)
+    -> bounces (read what failed: pbem.mail.bounces) -> rate limits -> route (game, player)
+    -> refuse what is past a limit (size, parts, lines, ... see ``pbem.mail.limits``; command
+    lines) -> authenticate (password or signatures)
     -> the protocol's own commands, one savepoint each -> answer (outbox) -> mark seen
 
 All of it is one transaction (or, for a batch from an mbox or Maildir, one savepoint in the
@@ -19,14 +21,15 @@ from dataclasses import dataclass, field
 
 from ..store import judge as tables
 from . import judge
+from .limits import MAX_BYTES
 from .lines import MAX_COMMANDS, read_lines
 
-MAX_BYTES = 1 << 20
 NO_GAME = "-"  # the outbox's game for an answer to a message that names no game of the sender
 PASSWORD_STRIKES = 5  # wrong passwords from one address within an hour, before it is ignored
 GAME_TAG = re.compile(r"\[([A-Za-z0-9][A-Za-z0-9_.-]{0,63})\]")
 HELP = """The judge reads the lines of your message above the signature ('-- '); lines quoted
-with '>' are never read. One command a line:
+with '>' are never read, and greetings, sign-offs and other lines that are not commands are
+read past. One command a line:
   password WORD          your mail password (from your first private message)
   seal CHOICE            the judge seals your choice on receipt, e.g. seal {sealed}
   commit HASH            a commitment made with: pbem seal --context TOKEN CHOICE
@@ -61,6 +64,7 @@ class Result:
     address: str | None = None  # where the answer went: the player's registered address
     answered: bool = False
     lines: list = field(default_factory=list)  # {"line", "ok", "text"}
+    bounced: list = field(default_factory=list)  # what a bounce reported, one phrase an address
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)
@@ -72,6 +76,10 @@ class _Stop(Exception):
     def __init__(self, outcome: str, answer: str | None = None):
         super().__init__(outcome)
         self.outcome, self.answer = outcome, answer
+
+
+class _Screened(_Stop):
+    """The screen's verdict: automatic mail, never answered (the bounce step reads it)."""
 
 
 def ingest(store, raw: bytes, now: str, judge_addresses: tuple[str, ...] = ()) -> Result:
@@ -129,9 +137,12 @@ def _failed(store, raw: bytes, now: str, exc: Exception) -> Result:
 
 
 def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, screen) -> Result:
+    from . import limits
     digest = "sha256:" + hashlib.sha256(raw).hexdigest()
+    exceeded = limits.check(raw)
     try:
-        msg = read_message(raw if len(raw) <= MAX_BYTES else raw[:65536])
+        # past a limit, the parser sees only the few header lines needed to screen and answer
+        msg = read_message(limits.skeleton(raw) if exceeded else raw)
     except MailError as exc:
         result = Result(digest, f"not answered: unreadable ({exc})")
         if not tables.seen(store, [digest]):
@@ -142,12 +153,18 @@ def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, 
     if tables.seen(store, keys):
         result.outcome = "duplicate"
         return result
-    try:
-        _pipeline(store, msg, raw, now, judge_addresses, screen, result)
-    except _Stop as stop:
-        result.outcome = stop.outcome
-        if stop.answer is not None:
-            _answer(store, msg, result, stop.answer, now)
+    from .moment import moment
+    with moment(store, now):  # one message per player for all this mail causes, the answer first
+        try:
+            _pipeline(store, msg, exceeded or msg.over_limit, now, judge_addresses, screen, result)
+        except _Stop as stop:
+            result.outcome = stop.outcome
+            if isinstance(stop, _Screened):  # automatic mail: read it for bounces, never answer it
+                result.bounced = _bounces(store, raw, now)
+                if result.bounced:
+                    result.outcome += f"; bounce: {', '.join(result.bounced)}"
+            if stop.answer is not None:
+                _answer(store, msg, result, stop.answer, now)
     if result.outcome.startswith("not answered: ") and not result.game:
         # a list's or a robot's copy is known by its bytes alone: the player's own copy
         # of the same message (the same Message-ID) is still read when it arrives
@@ -156,10 +173,10 @@ def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, 
     return result
 
 
-def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result: Result) -> None:
+def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: Result) -> None:
     reason = screen(msg, tuple(a.lower() for a in judge_addresses))
     if reason:
-        raise _Stop(f"not answered: {reason}")
+        raise _Screened(f"not answered: {reason}")
     if not msg.sender:
         raise _Stop("not answered: no sender address")
     registered = tables.players_at(store, msg.sender)
@@ -167,20 +184,22 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
     if not registered:
         if tables.strikes_since(store, msg.sender, "unknown", _earlier(now, 86400)):
             raise _Stop("not answered: unknown sender (already answered today)")
+        if not _deliverable(msg.sender):  # ani@example.org. and the like: no answer can reach it
+            raise _Stop(f"not answered: unknown sender at an address that cannot be answered ({msg.sender[:80]})")
         tables.strike(store, msg.sender, "unknown", now)
         raise _Stop("unknown sender", f"The address {msg.sender} is not registered with this judge for any game, "
                                       f"so nothing was done. Ask your moderator to register it "
                                       f"(pbem address GAME PLAYER EMAIL).")
+    _alive(store, msg.sender)
     from .quoting import command_lines
-    reading = read_lines(command_lines(msg.text))
+    reading = read_lines(command_lines(msg.text), limit=MAX_COMMANDS)
     row = _route(store, msg, reading, registered)
     result.game, result.player = row.game, row.player
     result.address = row.address
-    if len(raw) > MAX_BYTES:
-        raise _Stop("refused: too large", f"Your message is {len(raw) // 1024} KiB; the judge reads messages "
-                                          f"of up to {MAX_BYTES // 1024} KiB. Send only your commands, without attachments.")
+    if exceeded is not None:
+        raise _Stop(exceeded.outcome, exceeded.answer())
     if len(reading.commands) > MAX_COMMANDS:
-        raise _Stop("refused: too many lines", f"Your message has {len(reading.commands)} command lines; the judge "
+        raise _Stop("refused: too many lines", f"Your message has more than {MAX_COMMANDS} command lines; the judge "
                                                f"takes at most {MAX_COMMANDS} in one message. Nothing was done.")
     from ..protocol.armour import ArmourError, extract_blocks
     try:
@@ -197,6 +216,11 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
         raise _Stop("refused: game cannot be read", f"Nothing was done: {_one_line(exc)}. Your moderator "
                                                     f"has to look at it; send your move again later.") from None
     signed_game = bool(session.meta.get("require_signatures"))
+    # a line that is neither a command word nor looks like a choice of the game (a greeting,
+    # a name, a line of chat) is read past, never refused; it is named only when nothing applied
+    looks = getattr(session.rules, "looks_like_choice", None)
+    ignored = [c for c in reading.commands if c.verb == "choice" and looks is not None and not looks(c.args[0])]
+    reading.commands = [c for c in reading.commands if c not in ignored]
     acting = [c for c in reading.commands if c.verb not in ("status", "private", "help")]
     if signed_game:
         # nothing but a signed block can show who sent it: a From: header is easy to forge
@@ -211,6 +235,7 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
         raise _Stop("not answered: too many wrong passwords from this address in the last hour")
     if broken:
         result.lines.append({"line": "(submission block)", "ok": False, "text": broken})
+    before = store.head(row.game)[0]
     with judge.one_mail(store, session, now) as latest:  # private messages as they stand after the whole mail
         if blocks:
             _apply_blocks(store, row, msg.text, blocks, signed_game, now, result)
@@ -220,11 +245,44 @@ def _pipeline(store, msg, raw: bytes, now: str, judge_addresses, screen, result:
             session = after or session
             result.lines.append({"line": command.line[:200], "ok": ok, "text": text})
         latest["session"] = session
+    not_read = ", ".join(repr(_shown(c.line)) for c in dict.fromkeys(ignored))
     if not result.lines:
-        result.lines.append({"line": "", "ok": False, "text": "no command found in your message; send 'help' for the list"})
+        text = "Nothing was done: no command found in your message"
+        result.lines.append({"line": "", "ok": False, "note": True,
+                             "text": text + (f" (not commands: {not_read})" if not_read else "")
+                             + "; send 'help' for the list"})
+    elif not_read and not any(line["ok"] for line in result.lines):
+        result.lines.append({"line": "", "ok": True, "note": True, "text": f"Not read as commands: {not_read}"})
     failed = [line for line in result.lines if not line["ok"]]
     result.outcome = "applied" if not failed else ("refused" if len(failed) == len(result.lines) else "partly applied")
-    raise _Stop(result.outcome, _answer_text(store, row, result, session))
+    raise _Stop(result.outcome, _answer_text(store, row, result, session) + _receipts(store, row, before, blocks))
+
+
+def _receipts(store, row, before: int, blocks) -> str:
+    """The judge's signed receipts for what this mail had recorded (docs/protocol.md §12)."""
+    from ..protocol.receipts import issue
+    players = {row.player} | {b["body"].get("player") for b in blocks if isinstance(b.get("body"), dict)}
+    receipts = issue(store, row.game, before, players)
+    if not receipts:
+        return ""
+    return ("\n\nKeep " + ("this receipt" if len(receipts) == 1 else "these receipts") + ": the judge signs that "
+            "it recorded your move, at that place in the log. If the log ever says otherwise, "
+            "'pbem audit --file EXPORT --receipt FILE' proves it.\n\n" + "\n".join(receipts).rstrip("\n"))
+
+
+def _bounces(store, raw: bytes, now: str) -> list[str]:
+    """The bounce step: automatic mail is read for the addresses that failed (and never
+    answered); see ``pbem.mail.bounces``."""
+    from . import bounces
+    found = bounces.read(raw)
+    return bounces.record(store, found, now) if found is not None else []
+
+
+def _alive(store, address: str) -> None:
+    """A player's address that mails the judge works again: its failures are forgotten, and
+    reminders go to it again (``pbem.mail.failures``)."""
+    from . import failures
+    failures.clear(store, address)
 
 
 def _former(store, msg, registered, now: str) -> None:
@@ -267,9 +325,9 @@ def _authenticate(store, msg, reading, row, now: str) -> None:
     if not reading.password:
         if _locked_out(store, msg.sender, now):
             raise _Stop("not answered: too many wrong passwords from this address in the last hour")
-        raise _Stop("refused: no password", "Nothing was done: add a line 'password YOUR-MAIL-PASSWORD' (from "
-                                            "your first private message of this game) to every message that "
-                                            "changes something.")
+        raise _Stop("refused: no password", "Nothing was done: the password is missing. Add a line 'password "
+                                            "YOUR-MAIL-PASSWORD' (from your first private message of this game) "
+                                            "to every message that changes something.")
     if not check_password(reading.password, row.password_hash):
         locked = _locked_out(store, msg.sender, now)  # five answered already: a guesser is not
         tables.strike(store, msg.sender, "password", now)
@@ -278,6 +336,11 @@ def _authenticate(store, msg, reading, row, now: str) -> None:
         raise _Stop("refused: wrong password", "Nothing was done: the password is not the one of this game. "
                                                "It is in your first private message; ask the moderator for a new "
                                                "one (pbem address ... --new-password) if it is lost.")
+
+
+def _deliverable(address: str) -> bool:
+    from ..store.outbox import ADDRESS_PATTERN
+    return len(address) <= 254 and ADDRESS_PATTERN.fullmatch(address) is not None
 
 
 def _reply_id(msg) -> str | None:
@@ -351,8 +414,11 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
             if step is not None and player in step.owes_commit() and not owes_open:
                 try:
                     session.rules.normalize(step.kind, command.args[0])
-                except ChoiceError:  # not a choice at all: a greeting, a sign-off
-                    return True, "ignored: not a command", None
+                except ChoiceError as exc:
+                    if getattr(session.rules, "looks_like_choice", None) is None:
+                        return True, "ignored: not a command", None  # a game that cannot tell: read past it
+                    return False, (f"not now: you owe a sealed choice, sent as 'seal CHOICE' "
+                                   f"({_one_line(exc)})"), None
                 return False, (f"not a command; you owe a sealed choice: send 'seal {_shown(command.args[0])}' "
                                f"to have the judge seal it (or commit HASH with pbem seal)"), None
             # named to the step it answers: a bare choice by mail repeats only a decision of this
@@ -373,14 +439,14 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
 
 def _extend(store, row, text: str, now: str) -> tuple[bool, str, object]:
     """A player's own extension (``extend 24h``), within the game's allowance."""
-    from ..protocol import discretion
+    from ..protocol import away as absence
     from ..protocol.errors import Refused
     from ..render.times import shown
     seconds = _duration(text)
     if seconds is None:
         raise Refused(f"extend {_shown(text)}: give a duration like 12h or 1d, e.g. extend 24h")
     outcome: dict = {}
-    after = discretion.extend(store, row.game, row.player, seconds=seconds, by="player", reason="asked by mail",
+    after = absence.extend(store, row.game, row.player, seconds=seconds, by="player", reason="asked by mail",
                               at=now, outcome=outcome)
     dues = "; ".join(f"your {r['kind']} (round {r['round']}, step {r['step']}) is now due {shown(r['until'], row.tz)}"
                      for r in outcome["requests"])
@@ -405,8 +471,10 @@ def _status_text(store, game: str, session, tz: str | None = None) -> str:
     report = reports.status(session, store.head(game))
     waiting = "; ".join(f"{w['player']} ({w['kind']}" + (f", due {shown(w['due'], tz, seconds=False)}" if "due" in w else "")
                         + ")" for w in report["waiting"]) or "nobody"
-    where = (f"round {report['round']}, step {report['step']}, {report['phase']}" if report["started"]
-             else "not started")
+    from ..games import round_word
+    word = round_word(report.get("type"))  # the game's own word for a round: 1667 says "turn"
+    step = f", step {report['step']}" if word == "round" or report["step"] else ""
+    where = f"{word} {report['round']}{step}, {report['phase']}" if report["started"] else "not started"
     if report.get("paused"):
         where += f"; PAUSED since {shown(report['paused']['since'], tz, seconds=False)} (no deadline runs)"
     return f"{game}: {where}; waiting for: {waiting}; chain head {report['chain_head']['seq']} {report['chain_head']['hash'][:16]}"
@@ -415,6 +483,9 @@ def _status_text(store, game: str, session, tz: str | None = None) -> str:
 def _answer_text(store, row, result: Result, session) -> str:
     out = [f"The judge's answer for {row.player} in game {row.game}:", ""]
     for line in result.lines:
+        if line.get("note"):
+            out.append(line["text"])
+            continue
         if line["line"]:
             out.append(f"> {line['line']}")
         out.append(("  " if line["ok"] else "  REFUSED: ") + line["text"].replace("\n", "\n  "))
@@ -432,6 +503,12 @@ def _answer(store, msg, result: Result, text: str, now: str) -> None:
     ids = [i for i in (*msg.references, msg.message_id) if i and MESSAGE_ID_PATTERN.fullmatch(i)]
     refs = tuple(dict.fromkeys(ids))
     reply_to = _reply_id(msg)
+    from .moment import current
+    m = current(store)
+    if m is not None and result.game and result.player:
+        m.add_answer(result.game, result.player, address, text + "\n", subject[:200], reply_to, refs[-10:])
+        result.answered = True
+        return
     outbox.queue(store, game=result.game or NO_GAME, kind="answer", recipient=address, subject=subject[:200],
                  text=text + "\n", in_reply_to=reply_to, references=refs[-10:], at=now,
                  domain=judge._domain(store))

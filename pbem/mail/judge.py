@@ -50,7 +50,9 @@ def watch(store, session):
     privates = getattr(store, "held_privates", None) != session.game_id
 
     def after(session, at: str) -> None:
-        follow_ups(store, session, before, position, seq, at, privates=privates)
+        from .moment import moment
+        with moment(store, at):  # one message per player for all this write causes
+            follow_ups(store, session, before, position, seq, at, privates=privates)
     return after
 
 
@@ -106,6 +108,8 @@ def follow_ups(store, session, before: dict, position: tuple, seq: int, at: str,
         return
     from . import away
     away.notices(store, session, seq, at)
+    from .deadlines import drop_settled
+    drop_settled(store, session, at)
     if privates:
         _queue_privates(store, session, before, seq, at)
     where = _position(session) + (session.seed_revealed,)
@@ -119,8 +123,12 @@ def _queue_privates(store, session, before: dict, seq: int, at: str) -> None:
     defaulted = {ev.data.get("player") for ev in store.events(session.game_id, after=seq)
                  if ev.kind in ("default", "nmr")}
     now = _owed(session)
+    from .moment import current
+    m = current(store)
     for player in tables.mail_players(store, session.game_id):
         if player in defaulted or (player in now and now[player] != before.get(player)):
+            if player in defaulted and m is not None:
+                m.defaulted.add(player)  # said on top of their message, whatever else it carries
             queue_private(store, session, player, at)
 
 
@@ -136,45 +144,56 @@ def recipients(store, game: str) -> list[tuple[str | None, str]]:
 
 
 def queue_private(store, session, player: str, at: str, notice: str = "", kind: str = "private",
-                  in_reply_to: str | None = None, subject: str | None = None) -> str | None:
+                  in_reply_to: str | None = None, subject: str | None = None,
+                  secret: str | None = None) -> str | None:
     """Queue ``player``'s private message (with ``notice`` above it, e.g. their password);
-    due times in UTC and in the player's own time zone, if they set one."""
+    due times in UTC and in the player's own time zone, if they set one. ``secret`` (the
+    password in the notice) is removed from the stored message once it is sent."""
     from ..render import summary
     from ..store import outbox
     row = tables.mail_player(store, session.game_id, player)
     if row is None:
         return None
-    # text only: a private message is read on a phone as often as not, and rendering the
-    # HTML board for every move would double the judge's work per message
-    text = notice + (summary.render_private(session, player, "text", tz=row.tz)[1] if session.started else
-                     _not_started(session)) + _how_to_reply(session, player)
+    from .moment import current
+    body = (summary.render_private(session, player, "text", tz=row.tz, by_mail=True)[1] if session.started else
+            _not_started(session))
+    how = _how_to_reply(session, player)
+    text = notice + body + how
     html = None
+    if session.started and not row.plain:  # the HTML part says all the text says, and draws the board
+        from .htmlmail import Html, document
+        html = document(notice, Html(summary.render_private(session, player, "html", tz=row.tz, by_mail=True)[1]), how)
     where = "before the start" if session.state is None else _where(session)
     subject = subject or f"{subject_tag(session.game_id)} private message for {player}: {where}"
+    m = current(store)
+    if m is not None and kind == "private":  # goes out with the rest of the moment, after the answer
+        m.add_private(session.game_id, player, row.address, text, subject, html=html)
+        return None
     return outbox.queue(store, game=session.game_id, kind=kind, recipient=row.address, subject=subject,
-                        text=text, html=html, in_reply_to=in_reply_to, at=at, domain=_domain(store))
+                        text=text, html=html, in_reply_to=in_reply_to, at=at, domain=_domain(store),
+                        redact=secret)
 
 
-def queue_summary(store, session, round_: int | None, at: str, final: bool = False) -> list[str]:
+def queue_summary(store, session, round_: int | None, at: str, final: bool = False) -> None:
     """Queue the public summary of ``round_`` (the final result when ``final``) to everyone,
     as a render spec for the log up to the current head (see ``materialize``)."""
-    from ..store import outbox
+    from .moment import moment
     head = store.head(session.game_id)
     spec = {"what": "result" if final else "summary", "round": round_, "upto": head[0], "head": head[1]}
     if final:
         subject = f"{subject_tag(session.game_id)} final result and server seed"
     else:
         subject = f"{subject_tag(session.game_id)} round {round_}: public summary (event {head[0]})"
-    ids = []
-    for _player, address in recipients(store, session.game_id):
-        ids.append(outbox.queue(store, game=session.game_id, kind="result" if final else "summary",
-                                recipient=address, subject=subject, text="", render=json.dumps(spec),
-                                at=at, domain=_domain(store)))
-    return ids
+    with moment(store, at) as m:  # to everyone with the rest of the moment (pbem.mail.moment)
+        m.add_summary(session.game_id, spec, subject, "result" if final else "summary",
+                      [address for _player, address in recipients(store, session.game_id)])
 
 
-def materialize(store, game: str, spec_text: str) -> tuple[str, str]:
-    """The text and HTML of a summary row: the log up to the head it names, rendered."""
+def materialize(store, game: str, spec_text: str) -> tuple[str, str, list[dict]]:
+    """The text, HTML and files of a summary: the log up to the head it names, rendered. The
+    final result carries the export (GAME.jsonl), so that every player can audit the game
+    without the moderator."""
+    from ..store.export import export_lines
     from ..protocol.commands import SEED, held_source
     from ..protocol.errors import Refused
     from ..render import record, summary
@@ -186,9 +205,14 @@ def materialize(store, game: str, spec_text: str) -> tuple[str, str]:
     secret = store.get_secret(game, SEED)
     rec = record.build(game, events, bytes.fromhex(secret) if secret else None, held_source(store, game))
     if spec["what"] == "result":
-        return (summary.render_public(rec, None, "text")[1], summary.render_public(rec, None, "html")[1])
+        file = f"{game}.jsonl"
+        note = (f"The whole log of the game is attached as {file}. To check every draw yourself, "
+                f"save it and run: pbem audit --file {file}\n\n")
+        files = [{"filename": file, "content_type": "application/x-ndjson", "text": "".join(export_lines(events))}]
+        return (note + summary.render_public(rec, None, "text", audit_file=file)[1],
+                summary.render_public(rec, None, "html", audit_file=file)[1], files)
     return (summary.render_public(rec, spec["round"], "text")[1],
-            summary.render_public(rec, spec["round"], "html")[1])
+            summary.render_public(rec, spec["round"], "html")[1], [])
 
 
 def _not_started(session) -> str:
@@ -212,7 +236,9 @@ def _how_to_reply(session, player: str) -> str:
                   "  seal CHOICE                     the judge seals your choice on receipt",
                   "  commit HASH  /  reveal CHOICE SALT   if you seal on your own machine",
                   f"  CHOICE                          an open decision, e.g. {_example(session, 'open')}"]
-    lines += ["  status  |  private  |  help", "Lines quoted with '>' and everything below '-- ' are not read."]
+    lines += ["  status  |  private  |  help",
+              "Lines quoted with '>' and everything below '-- ' are not read; greetings and sign-offs",
+              "around your commands do no harm."]
     return "\n".join(lines) + "\n"
 
 
@@ -256,10 +282,11 @@ def check_address(address: str) -> str:
 
 
 def register(store, game: str, player: str, address: str, at: str, new_password: bool = False,
-             tz: str | None = None) -> dict:
+             tz: str | None = None, plain: bool | None = None) -> dict:
     """Set ``player``'s address in ``game`` (and time zone ``tz``, an IANA name; "" removes
-    it). In a game without signatures a player without a password (or with
-    ``new_password``) gets a fresh one, mailed once and kept only hashed. Runs in one
+    it; and ``plain``: mail as plain text only, or with an HTML part and the board as a
+    picture; None keeps it). In a game without signatures a player without a password (or
+    with ``new_password``) gets a fresh one, mailed once and kept only hashed. Runs in one
     transaction with the private message that carries the password."""
     from ..protocol import commands
     from ..render.times import check_zone
@@ -288,21 +315,56 @@ def register(store, game: str, player: str, address: str, at: str, new_password:
         if not signed and (new_password or old is None or not old.password_hash or dropped):
             password = make_password()
         tables.set_address(store, game, player, address, hash_password(password) if password else None, tz)
+        if plain is not None:
+            tables.set_plain(store, game, player, plain)
+        from . import failures
+        failures.clear(store, address)  # given (again) by the moderator: tried afresh, reminders included
         if password or old is None or old.address != address:
             notice = _welcome(session, player, password)
-            queue_private(store, session, player, at, notice=notice)
+            queue_private(store, session, player, at, notice=notice, secret=password)
     changed = old is not None and old.address != address
     return {"game": game, "player": player, "address": address, "password_sent": bool(password),
             "changed": changed, "private_queued": bool(password) or old is None or changed,
-            "dropped": dropped, "tz": tables.mail_player(store, game, player).tz}
+            "dropped": dropped, "tz": tables.mail_player(store, game, player).tz,
+            "plain": tables.mail_player(store, game, player).plain}
 
 
-def set_list(store, game: str, address: str | None) -> str | None:
+def set_plain(store, game: str, player: str | None, plain: bool) -> dict:
+    """Mail ``player`` (None: the game's list address) as plain text only, or not."""
+    from ..protocol import commands
+    from ..protocol.errors import Refused
+    with store.atomic():
+        session = commands.load(store, game)
+        if player is None:
+            if not tables.list_address(store, game):
+                raise Refused(f"game {game} has no list address; set one first: pbem address {game} --list ADDRESS")
+        else:
+            session.player(player)
+            if tables.mail_player(store, game, player) is None:
+                raise Refused(f"{player} has no address in game {game}; give one: pbem address {game} {player} EMAIL")
+        tables.set_plain(store, game, player, plain)
+    return {"game": game, "player": player, "plain": plain}
+
+
+def set_list(store, game: str, address: str | None, plain: bool | None = None) -> str | None:
     from ..protocol import commands
     address = check_address(address) if address else None
     with store.atomic():
         commands.load(store, game)
         tables.set_list_address(store, game, address)
+        if plain is not None:
+            tables.set_plain(store, game, None, plain)
+    return address
+
+
+def set_moderator(store, game: str, address: str | None) -> str | None:
+    """Where the moderator of ``game`` is told what needs them (mail to a player that
+    cannot be delivered); None removes it."""
+    from ..protocol import commands
+    address = check_address(address) if address else None
+    with store.atomic():
+        commands.load(store, game)
+        tables.set_moderator_address(store, game, address)
     return address
 
 
@@ -319,9 +381,10 @@ def _welcome(session, player: str, password: str | None) -> str:
 
 def create_game(store, game_id: str, game_type: str, players: list[str], options: dict,
                 addresses: dict[str, str], list_address: str | None, at: str,
-                deadlines: dict | None = None, **settings):
+                deadlines: dict | None = None, moderator: str | None = None, **settings):
     """``pbem new`` with addresses: the game, its addresses, its deadline settings
-    (``deadlines``: remind, grace, on_late; see ``pbem.mail.deadlines``) and the welcome
+    (``deadlines``: remind, grace, on_late; see ``pbem.mail.deadlines``), the moderator's
+    address (told when a player's mail cannot be delivered) and the welcome
     messages (each with the player's mail password) in one transaction."""
     from ..protocol import commands
     from . import deadlines as clock
@@ -334,6 +397,8 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
             clock.configure(store, game_id, **deadlines)
         if list_address:
             tables.set_list_address(store, game_id, list_address)
+        if moderator:
+            tables.set_moderator_address(store, game_id, check_address(moderator))
         for player, address in addresses.items():
             register(store, game_id, player, address, at)
     return session

@@ -5,6 +5,8 @@
     commit HASH               a commitment made with pbem seal
     reveal CHOICE SALT        its reveal (SALT: hex; without one, a line that starts with
                               "reveal" is a game's choice, e.g. Tortuga 1667's reveal 3)
+                              (spaces inside a hash or salt are left out: a flowed mail may
+                              break it at a soft line break)
     seal CHOICE               the judge seals the choice on receipt (the log says so)
     client-seed TEXT          a client seed, before the game starts
     extend DURATION           more time for what the player owes now (e.g. extend 24h), within
@@ -25,6 +27,8 @@ ROUTING = ("game", "password")
 KEYWORDS = ("commit", "reveal", "seal", "client-seed", "extend", "status", "private", "help")
 BLOCK_BEGIN = "-----BEGIN PBEM SUBMISSION-----"
 BLOCK_END = "-----END PBEM SUBMISSION-----"
+RECEIPT_BEGIN = "-----BEGIN PBEM RECEIPT-----"  # a receipt pasted back is never read as commands
+RECEIPT_END = "-----END PBEM RECEIPT-----"
 
 
 @dataclass(frozen=True)
@@ -41,19 +45,22 @@ class Reading:
     password: str | None = None
 
 
-def read_lines(lines: list[str]) -> Reading:
-    """Sort ``lines`` (the unquoted text of a message) into routing and commands."""
+def read_lines(lines: list[str], limit: int | None = None) -> Reading:
+    """Sort ``lines`` (the unquoted text of a message) into routing and commands; with a
+    ``limit``, stop once there are more commands than that (the message is refused then)."""
     reading = Reading(commands=[])
     in_block = False
     for raw in lines:
+        if limit is not None and len(reading.commands) > limit:
+            break
         line = raw.strip()
         if not line:
             continue
-        if line.startswith(BLOCK_BEGIN):
-            in_block = True
+        if line.startswith(BLOCK_BEGIN) or line.startswith(RECEIPT_BEGIN):
+            in_block = BLOCK_END if line.startswith(BLOCK_BEGIN) else RECEIPT_END
             continue
         if in_block:
-            in_block = not line.startswith(BLOCK_END)
+            in_block = False if line.startswith(in_block) else in_block
             continue
         word, _, rest = line.partition(" ")
         verb = word.lower().rstrip(":")
@@ -62,11 +69,12 @@ def read_lines(lines: list[str]) -> Reading:
             reading.game = rest
         elif verb in ("password", "pw"):
             reading.password = rest
-        elif verb in ("commit", "seal", "client-seed") and rest:
+        elif verb == "commit" and rest:
+            reading.commands.append(Command(verb, (_hex_joined(rest) or rest,), line))
+        elif verb in ("seal", "client-seed") and rest:
             reading.commands.append(Command(verb, (rest,), line))
-        elif verb == "reveal" and _salt_like(rest.rpartition(" ")[2]) and " " in rest:
-            choice, _, salt = rest.rpartition(" ")
-            reading.commands.append(Command("reveal", (choice.strip(), salt), line))
+        elif verb == "reveal" and _split_reveal(rest) is not None:
+            reading.commands.append(Command("reveal", _split_reveal(rest), line))
         elif verb == "extend" and rest and " " not in rest:
             reading.commands.append(Command(verb, (rest,), line))
         elif verb in ("status", "private", "help") and not rest:
@@ -74,6 +82,28 @@ def read_lines(lines: list[str]) -> Reading:
         else:
             reading.commands.append(Command("choice", (line,), line))
     return reading
+
+
+def _hex_joined(text: str) -> str | None:
+    """A hash broken by spaces or a line break (a flowed mail's soft break, with delsp=no,
+    leaves a space inside it), joined again; None if it is not one."""
+    compact = "".join(text.split())
+    return compact if _salt_like(compact) else None
+
+
+def _split_reveal(rest: str) -> tuple[str, str] | None:
+    """(choice, salt) of 'reveal CHOICE SALT', the salt's pieces joined again when spaces
+    split it (up to its 64 hex digits); None when the last word is not hex of a salt."""
+    words = rest.split()
+    salt, keep = "", len(words)
+    while keep > 1 and len(salt) < 64 and all(c in _HEX for c in words[keep - 1]):
+        salt, keep = words[keep - 1] + salt, keep - 1
+    if keep < 1 or not _salt_like(salt):
+        return None
+    return " ".join(words[:keep]), salt
+
+
+_HEX = frozenset("0123456789abcdefABCDEF")
 
 
 def _salt_like(word: str) -> bool:

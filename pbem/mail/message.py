@@ -19,13 +19,16 @@ from dataclasses import dataclass
 
 from .body import decode, readable_text
 from .htmltext import html_to_text
+from .limits import MAX_LINES, REFERENCES_KEPT, Exceeded, OverLimit
 from .quoting import command_lines
 
 __all__ = ["Incoming", "MailError", "command_lines", "html_to_text", "read_message", "submission_text"]
 
 # Headers kept for screening (lower-case names); X-Loop keeps every value, joined by ", ".
 SCREEN_HEADERS = ("auto-submitted", "precedence", "list-id", "list-unsubscribe", "x-loop",
-                  "x-autoreply", "x-autorespond", "content-type", "from", "sender", "reply-to")
+                  "x-autoreply", "x-autorespond", "x-auto-response-suppress", "content-type", "from",
+                  "sender", "reply-to")
+_DIGEST = re.compile(rb"^content-type[ \t]*:[ \t]*(?:\r?\n[ \t]+)?multipart/digest", re.I | re.M)
 _ANGLE_ID = re.compile(r"<([^<>]*)>")
 _ADDRESS = re.compile(r"[^\s<>@\"',;:()]+@[^\s<>@\"',;:()]+")
 _HEADER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*\Z")
@@ -44,6 +47,9 @@ class Incoming:
     Message-ID in ``<>`` (None without one). ``return_path`` is None without a Return-Path
     header and "" for the null path ``<>`` (a bounce). ``text`` is the readable body
     (see ``pbem.mail.body``); ``attachments`` names the parts that were not read.
+    ``digest`` says the message holds a ``multipart/digest`` part (a list's digest);
+    ``over_limit`` names a limit of ``pbem.mail.limits`` that reading the body ran into
+    (an HTML body too large to turn into text), else None.
     """
 
     key: str
@@ -57,10 +63,15 @@ class Incoming:
     size: int
     headers: dict[str, str]
     attachments: tuple[str, ...]
+    digest: bool = False
+    over_limit: Exceeded | None = None
 
 
-def read_message(raw: bytes) -> Incoming:
-    """Read one RFC 5322 message; MailError when the bytes are no message at all."""
+def read_message(raw: bytes, limited: bool = True) -> Incoming:
+    """Read one RFC 5322 message; MailError when the bytes are no message at all. With
+    ``limited`` (the judge's mail), an HTML body or a text past the limits of
+    ``pbem.mail.limits`` is not read (``over_limit`` says which); a file given to ``pbem
+    submit`` by its own player is read whole."""
     if not isinstance(raw, (bytes, bytearray, memoryview)):
         raise TypeError(f"read_message takes the raw bytes of a message, got {type(raw).__name__}")
     raw = bytes(raw)
@@ -78,10 +89,16 @@ def read_message(raw: bytes) -> Incoming:
                         "...); save or pipe the whole message, headers included")
     message_id, key = _identity(fields.get("message-id", [""])[0], raw)
     sender, sender_name = _sender(msg, fields)
+    over_limit = None
     try:
-        text, attachments = readable_text(msg)
+        text, attachments = readable_text(msg, limited)
+    except OverLimit as exc:
+        text, attachments, over_limit = "", (), exc.exceeded
     except Exception:  # readable_text skips bad parts; this only guards the unforeseen
         text, attachments = "", ("unreadable body",)
+    lines = text.count("\n") + 1
+    if limited and lines > MAX_LINES:  # short lines packed into base64 or quoted-printable
+        text, over_limit = "", Exceeded("lines of text", lines, MAX_LINES)
     return Incoming(
         key=key,
         message_id=message_id,
@@ -94,6 +111,8 @@ def read_message(raw: bytes) -> Incoming:
         size=len(raw),
         headers=_screen_headers(msg, fields),
         attachments=attachments,
+        digest=_DIGEST.search(raw) is not None,
+        over_limit=over_limit,
     )
 
 
@@ -103,7 +122,7 @@ def submission_text(data: bytes) -> str:
     text = _file_text(data)
     if _looks_like_message(text):
         try:
-            return read_message(data).text
+            return read_message(data, limited=False).text
         except MailError:
             return text
     if _looks_like_html(text):
@@ -186,14 +205,16 @@ def _return_path(fields: dict[str, list[str]]) -> str | None:
 
 
 def _references(fields: dict[str, list[str]]) -> tuple[str, ...]:
-    found: list[str] = []
+    """In-Reply-To's ids, then References', each once (a set, not a list: a message may
+    carry tens of thousands), the last ``REFERENCES_KEPT`` of them."""
+    found: dict[str, None] = {}
     for name in ("in-reply-to", "references"):
         for value in fields.get(name, ()):
             for match in _ANGLE_ID.finditer(value):
                 ident = "<" + "".join(match.group(1).split()) + ">"
-                if ident != "<>" and ident not in found:
-                    found.append(ident)
-    return tuple(found)
+                if ident != "<>":
+                    found[ident] = None
+    return tuple(found)[-REFERENCES_KEPT:]
 
 
 def _screen_headers(msg, fields: dict[str, list[str]]) -> dict[str, str]:

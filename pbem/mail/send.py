@@ -41,6 +41,7 @@ class SendResult:
     error: str | None = None
     next_try_at: str | None = None
     path: str | None = None
+    given_up: bool = False  # failed for good (a permanent refusal, or the retry limit): not tried again
 
 
 @dataclass
@@ -52,6 +53,7 @@ class SendReport:
     results: list[SendResult] = field(default_factory=list)
     stopped: str | None = None
     left: int = 0
+    notes: list[str] = field(default_factory=list)  # for the moderator: e.g. why no board pictures
 
     def add(self, result: SendResult) -> None:
         self.results.append(result)
@@ -74,18 +76,20 @@ class SendReport:
     def as_dict(self) -> dict:
         return {"results": [asdict(r) for r in self.results], "sent": len(self.sent),
                 "failed": len(self.failed), "left": self.left, "stopped": self.stopped,
-                "ok": self.ok}
+                "ok": self.ok, "notes": list(self.notes)}
 
 
 # -- composing ---------------------------------------------------------------------------------
 
 
-def compose(row: outbox.OutboxRow, from_address: str):
+def compose(row: outbox.OutboxRow, from_address: str, plain: bool = False):
     """The message of ``row`` (an ``email.message.EmailMessage``, policy ``default``).
 
-    Plain text, plus an HTML alternative when the row has one; UTF-8, in a transfer
-    encoding that needs no 8BITMIME from the server. ``Date`` is the time it was queued:
-    the moment the judge decided to say it, whenever it is delivered.
+    Plain text, plus an HTML alternative when the row has one and ``plain`` is false (the
+    recipient's choice: ``pbem address ... --plain``); the boards drawn in the HTML as SVG
+    go as PNG pictures beside it (``multipart/related``, see ``pictures``). UTF-8, in a
+    transfer encoding that needs no 8BITMIME from the server. ``Date`` is the time it was
+    queued: the moment the judge decided to say it, whenever it is delivered.
     """
     from datetime import datetime, timezone
     from email.message import EmailMessage
@@ -107,10 +111,52 @@ def compose(row: outbox.OutboxRow, from_address: str):
         message["References"] = " ".join(row.references)
     message["Auto-Submitted"] = row.auto_submitted
     message.set_content(row.body_text, charset="utf-8", cte=_transfer_encoding(row.body_text))
-    if row.body_html is not None:
-        message.add_alternative(row.body_html, subtype="html", charset="utf-8",
-                                cte=_transfer_encoding(row.body_html))
+    if row.body_html is not None and not plain:
+        from . import pictures
+        domain = row.message_id.strip("<>").rpartition("@")[2] or "pbem.invalid"
+        html, images = pictures.inline(row.body_html, domain)
+        message.add_alternative(html, subtype="html", charset="utf-8", cte=_transfer_encoding(html))
+        part = message.get_payload()[-1]
+        for image in images:  # the HTML part becomes multipart/related: the page and its pictures
+            part.add_related(image.png, "image", "png", cid=image.cid, disposition="inline",
+                             filename=image.name)
+    if row.attachments:
+        import json
+        for item in json.loads(row.attachments):
+            maintype, _, subtype = item["content_type"].partition("/")
+            message.add_attachment(item["text"].encode("utf-8"), maintype=maintype, subtype=subtype,
+                                   filename=item["filename"])
+    _fixed_boundaries(message, row.message_id)
     return message
+
+
+def _fixed_boundaries(message, message_id: str) -> None:
+    # A message sent again (after a crash before its mark) is byte for byte the same: its
+    # MIME boundaries come from its Message-ID, not from chance.
+    import hashlib
+    for number, part in enumerate(p for p in message.walk() if p.is_multipart()):
+        digest = hashlib.sha256(f"{message_id} {number}".encode()).hexdigest()[:32]
+        part.set_boundary(f"=_pbem_{digest}")
+
+
+def _note_pictures(report: SendReport, rows, plain: set) -> None:
+    problem = picture_problem([row for row in rows if (row.game, row.recipient) not in plain])
+    if problem:
+        report.notes.append(problem)
+
+
+def plain_recipients(store) -> set[tuple[str, str]]:
+    """(game, address) of every recipient who asked for plain text only."""
+    from pbem.store import judge as tables
+    return tables.plain_addresses(store)
+
+
+def picture_problem(rows) -> str | None:
+    """Why the board pictures of ``rows`` cannot be drawn (None if they can, or none has any)."""
+    if not any(row.body_html and "<svg" in row.body_html for row in rows):
+        return None
+    from . import pictures
+    return pictures.problem()
 
 
 def _transfer_encoding(text: str) -> str:
@@ -164,8 +210,11 @@ def send_due(store, config: MailConfig, now: str,
              on_result: Callable[[SendResult], None] | None = None) -> SendReport:
     """Deliver the rows due at ``now`` over one SMTP connection; mark each as it goes.
 
-    A refusal of one message (4xx or 5xx for its recipient or its data) marks that row
-    failed, to be retried later, and the run goes on. A connection-level failure (refused,
+    A refusal of one message marks that row and the run goes on: a permanent one (5xx for
+    its recipient or its data) fails it for good, with the server's words, and records the
+    failure against the address (``pbem.mail.failures``: the moderator is told, in the same
+    transaction); a temporary one (4xx) is retried later, until ``outbox.RETRY_LIMIT_SECONDS``
+    after the first, and then failed too. A connection-level failure (refused,
     dropped, timed out, login refused, certificate not trusted) marks the row in hand
     failed, if any, and ends the run: the rest stay queued, untouched.
     ``connect(config)`` opens the connection (default: ``open_smtp``). ``clock()``, when
@@ -186,6 +235,8 @@ def send_due(store, config: MailConfig, now: str,
     report = SendReport(on_result=on_result)
     if not rows:
         return report
+    plain = plain_recipients(store)
+    _note_pictures(report, rows, plain)
     try:
         smtp = (connect or open_smtp)(config)
     except Exception as exc:
@@ -195,7 +246,8 @@ def send_due(store, config: MailConfig, now: str,
         report.left = len(rows)
         return report
     try:
-        for index, row in enumerate(rows):
+        tried = {row.id for row in rows}
+        for index, row in enumerate(_and_notices(store, rows, tried, report, moment)):
             if should_stop is not None and should_stop():
                 report.left = len(rows) - index
                 break
@@ -203,13 +255,13 @@ def send_due(store, config: MailConfig, now: str,
                 continue  # another sender took it (or sent it) since we looked
             maybe_crash("send:after-claim")
             try:
-                smtp.send_message(compose(row, config.judge_address),
+                smtp.send_message(compose(row, config.judge_address, (row.game, row.recipient) in plain),
                                   from_addr=config.judge_address, to_addrs=[row.recipient])
             except Exception as exc:
                 if not _is_mail_failure(exc):
                     raise
                 error = describe(exc)
-                report.add(_failed(store, row, error, moment()))
+                report.add(_failed(store, row, error, moment(), *verdict(exc)))
                 if getattr(smtp, "sock", True) is None:  # smtplib closes a connection it lost
                     report.stopped = f"{config.server}: connection lost ({error})"
                     report.left = len(rows) - index - 1
@@ -223,16 +275,29 @@ def send_due(store, config: MailConfig, now: str,
     return report
 
 
+def _and_notices(store, rows: list, tried: set, report: SendReport, moment):
+    """``rows``, then the moderators' notices that failures in this run queued (told within
+    the same run, not one run later); ``rows`` grows as they are added."""
+    index = 0
+    while index < len(rows):
+        yield rows[index]
+        index += 1
+        if index == len(rows) and any(r.given_up for r in report.results):
+            fresh = [row for row in outbox.due(store, moment()) if row.id not in tried and row.kind == "notice"]
+            tried.update(row.id for row in fresh)
+            rows.extend(fresh)
+
+
 def render_pending(store) -> int:
     """Render the bodies of rows queued as what to render (public summaries), each summary
     once for all its recipients; returns how many summaries were rendered."""
-    from .judge import materialize
-    specs = {(row.game, row.render) for row in outbox.to_render(store)}
-    for game, spec in sorted(specs):
-        text, html = materialize(store, game, spec)
+    from .moment import render_row
+    cache: dict = {}
+    for row in outbox.to_render(store):
+        text, html, files = render_row(store, row.game, row.render, cache)
         with store.transaction():
-            outbox.set_bodies(store, spec, game, text, html)
-    return len(specs)
+            outbox.set_row_bodies(store, row.id, text, html, files)
+    return len(cache)
 
 
 def _result(row: outbox.OutboxRow, outcome: str, **extra) -> SendResult:
@@ -240,9 +305,31 @@ def _result(row: outbox.OutboxRow, outcome: str, **extra) -> SendResult:
                       outcome, **extra)
 
 
-def _failed(store, row: outbox.OutboxRow, error: str, now: str) -> SendResult:
-    next_try = outbox.mark_failed(store, row.id, error, now)
-    return _result(row, FAILED, error=outbox.one_line(error), next_try_at=next_try)
+def _failed(store, row: outbox.OutboxRow, error: str, now: str, permanent: bool = False,
+            deferred: bool = False, certain: bool = False) -> SendResult:
+    def given_up(failed: outbox.OutboxRow, words: str) -> None:
+        from . import failures
+        failures.record(store, failed.recipient, words, now, certain=certain)
+    next_try = outbox.mark_failed(store, row.id, error, now, permanent=permanent, deferred=deferred,
+                                  on_given_up=given_up)
+    if next_try is None:  # the words kept may say more (how long it was refused for)
+        error = outbox.get(store, row.id).last_error or error
+    return _result(row, FAILED, error=outbox.one_line(error), next_try_at=next_try, given_up=next_try is None)
+
+
+def verdict(exc: BaseException) -> tuple[bool, bool, bool]:
+    """(permanent, deferred, certain) for a failure to send one message (RFC 5321: a 5xx
+    reply is permanent, a 4xx temporary). ``certain``: the server refused the recipient
+    itself, so the address is dead. A refused sender (the judge's own address) or a lost
+    connection is the judge's trouble, not the player's: neither permanent nor counted."""
+    import smtplib
+
+    if isinstance(exc, smtplib.SMTPRecipientsRefused) and exc.recipients:
+        code = next(iter(exc.recipients.values()))[0]
+        return (500 <= code < 600, 400 <= code < 500, 500 <= code < 600)
+    if isinstance(exc, smtplib.SMTPDataError):
+        return (500 <= exc.smtp_code < 600, 400 <= exc.smtp_code < 500, False)
+    return (False, False, False)
 
 
 def _is_mail_failure(exc: BaseException) -> bool:
@@ -306,10 +393,12 @@ def write_due(store, folder: Path, now: str, from_address: str | None = None,
     report = SendReport()
     render_pending(store)
     rows = outbox.due(store, now)
+    plain = plain_recipients(store)
+    _note_pictures(report, rows, plain)
     for index, row in enumerate(rows):
         if not outbox.claim(store, row.id, moment()):
             continue
-        message = compose(row, from_address or _default_from(row.message_id))
+        message = compose(row, from_address or _default_from(row.message_id), (row.game, row.recipient) in plain)
         target = folder / f"{row.id}-{safe_name(row.message_id)}.eml"
         temporary = folder / f".{target.name}.tmp"
         try:

@@ -44,7 +44,7 @@ class Note:
     """One thing the loop did or found. ``kind`` and ``item``:
 
     - "message" (fetch: ``(uid, ingest.Result)``; ingest: ``ingest.Result``; send: ``send.SendResult``)
-    - "action" (tick: ``deadlines.Action``), "note" (fetch: a sentence), "marked" (fetch: a count)
+    - "action" (tick: ``deadlines.Action``), "note" (fetch, send: a sentence), "marked" (fetch: a count)
     - "down" (``Down``) and "up" (``Up``): a step stopped or started working
     """
 
@@ -123,6 +123,7 @@ class _Loop:
         self.report, self.every, self.maildir, self.monotonic = report, every, maildir, monotonic
         self.judges = tuple(a for a in [config.judge_address] if a)
         self.said: set = set()  # tick failures reported already: each once until it changes
+        self.said_notes: set = set()  # the send step's notes said already this run
 
     def note(self, step: str, kind: str, item=None) -> None:
         self.report(Note(step, kind, item, self.clock()))
@@ -180,6 +181,10 @@ class _Loop:
         from .send import send_due
         done = send_due(self.store, self.config, self.clock(), clock=self.clock, should_stop=self.stop.is_set,
                         claim_seconds=0, on_result=lambda result: self.note("send", "message", result))
+        for text in done.notes:  # e.g. why the board pictures are left out: once a run, not every pass
+            if ("send", text) not in self.said_notes:
+                self.said_notes.add(("send", text))
+                self.note("send", "note", text)
         return done.stopped
 
 

@@ -31,6 +31,8 @@ import re
 
 from .canonical import canonical_json, sha256_hex
 
+SUBMISSION = "SUBMISSION"
+RECEIPT = "RECEIPT"  # the judge's signed receipts (docs/protocol.md §12): same armour, own label
 BEGIN_LINE = "-----BEGIN PBEM SUBMISSION-----"
 END_LINE = "-----END PBEM SUBMISSION-----"
 LINE_WIDTH = 64
@@ -40,9 +42,9 @@ CHECKSUM_CHARS = 8
 _LINE_PREFIX = re.compile(r"^(?:[^\S\n]|>)+", re.MULTILINE)
 # A marker is matched only from the first dash of a run, taking the run whole: trying every
 # dash of a long run as a start would take time quadratic in the run's length.
-_MARKER = re.compile(
-    r"(?<!-)-{3,}+[^\S\n]*(BEGIN|END)[^\S\n]+PBEM[^\S\n]+SUBMISSION[^\S\n]*-{3,}", re.IGNORECASE
-)
+_MARKERS = {label: re.compile(
+    r"(?<!-)-{3,}+[^\S\n]*(BEGIN|END)[^\S\n]+PBEM[^\S\n]+%s[^\S\n]*-{3,}" % label, re.IGNORECASE
+) for label in (SUBMISSION, RECEIPT)}
 _CHECKSUM = re.compile(r"(.*)=([0-9a-fA-F]{%d})" % CHECKSUM_CHARS, re.DOTALL)
 _BASE64_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=")
 _PASTE_WHOLE = "paste the whole block"
@@ -57,33 +59,37 @@ def checksum(data: bytes) -> str:
     return sha256_hex(data)[:CHECKSUM_CHARS]
 
 
-def armour(payload: dict) -> str:
-    """The submission block for ``payload`` (a JSON object), ending with a newline."""
+def armour(payload: dict, label: str = SUBMISSION) -> str:
+    """The submission block (or, with ``label`` RECEIPT, the receipt block) for ``payload``
+    (a JSON object), ending with a newline."""
     if not isinstance(payload, dict):
         kind = type(payload).__name__
         raise ArmourError(f"only a JSON object (dict) can be armoured, got {kind}")
     data = canonical_json(payload)
     encoded = base64.b64encode(data).decode("ascii")
     lines = [encoded[i : i + LINE_WIDTH] for i in range(0, len(encoded), LINE_WIDTH)]
-    return "\n".join([BEGIN_LINE, *lines, "=" + checksum(data), END_LINE]) + "\n"
+    begin, end = f"-----BEGIN PBEM {label}-----", f"-----END PBEM {label}-----"
+    return "\n".join([begin, *lines, "=" + checksum(data), end]) + "\n"
 
 
-def extract_blocks(text: str) -> list[dict]:
-    """The payloads of every submission block in ``text``, in order ([] when there is none).
+def extract_blocks(text: str, label: str = SUBMISSION) -> list[dict]:
+    """The payloads of every submission block (or receipt block, with ``label`` RECEIPT)
+    in ``text``, in order ([] when there is none); blocks of the other label are ignored.
 
     Raises ArmourError naming the block (counted from 1) that is cut off or damaged.
     """
     if not isinstance(text, str):
         raise ArmourError(f"expected the text of a message (str), got {type(text).__name__}")
     text = _LINE_PREFIX.sub("", text.replace("\r\n", "\n").replace("\r", "\n"))
+    noun = "submission block" if label == SUBMISSION else "receipt block"
     payloads: list[dict] = []
     number = 0
     body_start: int | None = None
-    for marker in _MARKER.finditer(text):
+    for marker in _MARKERS[label].finditer(text):
         if marker.group(1).upper() == "BEGIN":
             if body_start is not None:
                 raise ArmourError(
-                    f"submission block {number} is cut off: no END line before the next "
+                    f"{noun} {number} is cut off: no END line before the next "
                     f"BEGIN line; {_PASTE_WHOLE}"
                 )
             number += 1
@@ -91,18 +97,17 @@ def extract_blocks(text: str) -> list[dict]:
         else:
             if body_start is None:
                 raise ArmourError(
-                    f"submission block {number + 1} is cut off: END line without a BEGIN "
+                    f"{noun} {number + 1} is cut off: END line without a BEGIN "
                     f"line; {_PASTE_WHOLE}"
                 )
-            payloads.append(_decode_block(text[body_start : marker.start()], number))
+            payloads.append(_decode_block(text[body_start : marker.start()], f"{noun} {number}"))
             body_start = None
     if body_start is not None:
-        raise ArmourError(f"submission block {number} is cut off: no END line; {_PASTE_WHOLE}")
+        raise ArmourError(f"{noun} {number} is cut off: no END line; {_PASTE_WHOLE}")
     return payloads
 
 
-def _decode_block(inner: str, number: int) -> dict:
-    block = f"submission block {number}"
+def _decode_block(inner: str, block: str) -> dict:
     match = _CHECKSUM.fullmatch("".join(inner.split()))
     if match is None:
         raise ArmourError(

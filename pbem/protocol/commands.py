@@ -19,10 +19,11 @@ from ..text import quote
 from .anonymous import StoreHeld
 from .canonical import sha256_hex
 from .commit import make_commitment, new_salt, parse_salt
+from .discretion import default_marks
 from .errors import AuditFailure, Damaged, Refused, UnknownGame
 from .repeats import Log, decision_fits_now, find as find_repeat, same_choice
 from .rng import RandomSource
-from .session import Session, signed_body
+from .session import Session, client_seed_body, signed_body
 from .snapshot import read_snapshot
 from .times import now_utc  # noqa: F401 - callers take the clock from here
 from .token import make_token, read_token
@@ -260,11 +261,15 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
             raise Refused(f"a game named {alike[0]!r} already exists and {game_id!r} differs from it only "
                           f"by case; choose another name")
         store.put_secret(game_id, SEED, seed.hex())
+        from .receipts import SECRET_NAME
+        from .signing import generate_keypair
+        judge_secret, judge_public = generate_keypair()
+        store.put_secret(game_id, SECRET_NAME, judge_secret)
         session = Session(game_id, seed, held_source(store, game_id))
         data = {"game_type": game_type, "players": list(players), "options": options,
                 "seed_hash": sha256_hex(seed),
                 "require_signatures": require_signatures, "deadline_seconds": deadline_seconds,
-                "keys": dict(keys or {})}
+                "keys": dict(keys or {}), "judge_key": judge_public}
         if extensions:  # players' own extensions, when not the default (seats.ALLOWANCE)
             data["extensions"] = _allowance(extensions, deadline_seconds)
         if stand_in_after is not None:  # the stand-in takes a seat after N defaults in a row
@@ -302,14 +307,27 @@ def _note(outcome: dict | None, **facts) -> None:
         outcome.update(facts)
 
 
-def add_client_seed(store, game_id: str, player: str, text: str, at=None, outcome: dict | None = None) -> Session:
+def add_client_seed(store, game_id: str, player: str, text: str, at=None, outcome: dict | None = None,
+                    signature: str | None = None, nonce: str | None = None) -> Session:
     """Record (or replace) a player's client seed; ``outcome`` gets ``replaced`` and
-    ``already_recorded`` (the same text again records nothing)."""
+    ``already_recorded`` (the same text again records nothing). In a signed game of
+    version 3 it must carry the player's ``signature`` and ``nonce``."""
     def build(session):
         earlier = session.client_seeds.get(session.player(player))
         _note(outcome, replaced=earlier is not None and earlier != text, already_recorded=earlier == text)
-        return [] if earlier == text else [("client_seed", {"player": player, "seed": text})]
+        data = {"player": player, "seed": text}
+        if signature is not None:
+            data.update(signature=signature, nonce=nonce)
+        return [] if earlier == text else [("client_seed", data)]
     return _write(store, game_id, build, at)
+
+
+def client_seed_block(game_id: str, player: str, text: str, secret_key: str) -> str:
+    """A signed client-seed block, made by the player (docs/protocol.md §14)."""
+    from .armour import armour
+    from .signing import sign
+    body = client_seed_body(game_id, {"player": player, "seed": text, "nonce": secrets.token_hex(8)})
+    return armour({"body": body, "sig": sign(secret_key, body)})
 
 
 def register_key(store, game_id: str, player: str, public_key: str, at=None, outcome: dict | None = None) -> Session:
@@ -490,27 +508,33 @@ def _refuse_changed_decision(store, session: Session, player: str, choice: str, 
                       f"and a recorded decision is final; {_owes(session, player)}")
 
 
-def nmr(store, game_id: str, player: str, force: bool = False, at=None) -> Session:
-    """Apply the documented default for what ``player`` owes now (one request)."""
+def nmr(store, game_id: str, player: str, force: bool = False, at=None, grace: int = 0) -> Session:
+    """Apply the documented default for what ``player`` owes now (one request). In a game
+    of version 3 the event records the deadline it was judged against (the request's, plus
+    ``grace`` seconds); before it, or in a game without a deadline, only with ``force``."""
     def build(session):
         session.player(player)
         if session.state is None:
             raise Refused(f"game {game_id} has not started yet (pbem start)")
         step = session.sealed
-        extra = {"forced": True} if force else {}
         if step is not None and player in step.owes_commit():
-            return [("nmr", {"player": player, "round": step.round, "step": step.step, **extra})]
+            key = (player, step.round, step.step, step.kind)
+            return [("nmr", {"player": player, "round": step.round, "step": step.step,
+                             **default_marks(session, key, force, at or now_utc(), grace)})]
         if step is not None and step.all_committed and player in step.owes_reveal():
+            key = (player, step.round, step.step, "reveal")
             reason = ("no reveal: the seat's former player sealed this choice on their own machine and left "
                       "with its salt (replaced)" if (player, step.round, step.step) in session.orphaned
                       else "no reveal (NMR)")
             return [("default", {"player": player, "kind": step.kind, "sealed": True, "round": step.round,
-                                 "step": step.step, "reason": reason, **extra})]
+                                 "step": step.step, "reason": reason,
+                                 **default_marks(session, key, force, at or now_utc(), grace)})]
         requests = [r for r in session.requests_of(player) if not r.sealed]
         if not requests:
             raise Refused(f"{player} owes nothing that a default could settle now")
+        key = (player, requests[0].round, requests[0].step, requests[0].kind)
         return [("default", {"player": player, "kind": requests[0].kind, "round": session.state.round,
-                             "step": session.state.step, "reason": "NMR", **extra})]
+                             "step": session.state.step, "reason": "NMR", **default_marks(session, key, force, at or now_utc(), grace)})]
     return _write(store, game_id, build, at)
 
 
@@ -650,6 +674,23 @@ def decision_block(session: Session, player: str, choice: str, secret_key: str |
 
 # ---------------------------------------------------------------------- submissions
 
+def _seed_block(session: Session, number: int, body: dict, payload: dict, done: list):
+    """A signed client seed from a submission block (docs/protocol.md §14)."""
+    if set(body) != {"v", "game", "kind", "player", "seed", "nonce"} or body["v"] != 1 or not all(
+            isinstance(body[k], str) for k in ("player", "seed", "nonce")):
+        raise Refused(f"submission block {number} is not a version 1 client_seed (fields v, game, kind, player, "
+                      f"seed, nonce)")
+    player = session.player(body["player"])
+    item = {"kind": "client_seed", "player": player, "round": None, "step": None,
+            "already_recorded": session.client_seeds.get(player) == body["seed"]}
+    done.append(item)
+    if not item["already_recorded"]:
+        data = {"player": player, "seed": body["seed"], "nonce": body["nonce"]}
+        if "sig" in payload:
+            data["signature"] = payload["sig"]
+        yield "client_seed", data
+
+
 def submit(store, game_id: str, text: str, at=None) -> list[dict]:
     """Apply every armoured block in ``text`` (all or nothing, in one transaction)."""
     from .armour import ArmourError, extract_blocks
@@ -665,10 +706,14 @@ def submit(store, game_id: str, text: str, at=None) -> list[dict]:
     def build(session):
         for number, payload in enumerate(blocks, start=1):
             body = payload.get("body")
-            if not isinstance(body, dict) or body.get("kind") not in ("commit", "reveal", "decide"):
-                raise Refused(f"submission block {number} holds no commit, reveal or decide")
+            if not isinstance(body, dict) or body.get("kind") not in ("commit", "reveal", "decide", "client_seed"):
+                raise Refused(f"submission block {number} holds no commit, reveal, decide or client_seed")
             if body.get("game") != game_id:
                 raise Refused(f"submission block {number} is for game {quote(body.get('game'))}, not {quote(game_id)}")
+            if body["kind"] == "client_seed":
+                current.update(number=number, what=f"client_seed of {body.get('player')}")
+                yield from _seed_block(session, number, body, payload, done)
+                continue
             wanted = {"commit": ("commitment",), "reveal": ("choice", "salt"), "decide": ("choice",)}[body["kind"]]
             missing = [k for k in ("player", "round", "step", "nonce", *wanted) if k not in body]
             if missing:

@@ -1,115 +1,107 @@
-"""Commands for the moderator's discretion over time and seats, and their tally for the audit.
+"""The judge's discretion, in the log (docs/protocol.md §14; version 3 logs only).
 
-``pause``, ``resume``, ``extend`` and ``replace`` write one event each (see ``seats.py`` for
-what the replay checks), in one transaction with the mail they call for (the judge's write
-hook). ``tally`` counts the discretionary events of a log, for the audit's verdict: what
-the judge decided at its discretion, and who asked.
+A log is of version 3 when its ``created`` has a judge key. Then, in a game that requires
+signatures, client seeds are signed like every other submission; and every ``nmr``, and
+every ``default`` given to a late player, records the ``deadline`` it was judged against:
+null in a game without a deadline (where any default is the judge's choice and must be
+``forced``), else no earlier than the request's opening plus ``deadline_seconds``, and
+an unforced one comes at or after it. Older logs keep their rules.
 """
 
 from __future__ import annotations
 
-from .commands import _note, _write
+from ..text import quote
 from .errors import Refused
-from .times import shift
-
-# event kinds that record a decision of the judge rather than a player's move
-KINDS = ("paused", "resumed", "extended", "replaced")
 
 
-def pause(store, game_id: str, reason: str, at=None):
-    """Pause ``game_id``: from now on no deadline runs (moves are still taken)."""
-    return _write(store, game_id, lambda s: [("paused", {"by": "moderator", "reason": (reason or "").strip()})], at)
+def client_seed_body(game_id: str, data: dict) -> dict:
+    """The object a player signs for a client seed (version 3, docs/protocol.md §14)."""
+    return {"v": 1, "game": game_id, "kind": "client_seed", "player": data["player"], "seed": data["seed"],
+            "nonce": data["nonce"]}
 
 
-def resume(store, game_id: str, until: str | None = None, reason: str = "", at=None):
-    """Resume a paused game: each open deadline moves on by the pause (or to ``until``)."""
-    data = {"by": "moderator", "reason": (reason or "").strip() or "the pause is over"}
-    if until is not None:
-        data["until"] = until
-    return _write(store, game_id, lambda s: [("resumed", data)], at)
+def default_marks(session, key: tuple, force: bool, at: str, grace: int) -> dict:
+    """The ``forced`` mark and (version 3) the recorded ``deadline`` of a default for the
+    request ``key`` written at ``at``: refused when it is not due and not ``force``d."""
+    if not session.version3:
+        return {"forced": True} if force else {}
+    from .times import shift
+    due = session.base_due(key)  # as moved by a resume or an extension (seats.py)
+    deadline = shift(due, grace) if due is not None and grace else due
+    stamp = max(at, session.last_at)
+    if session.paused and not force:
+        raise Refused(f"game {session.game_id} is paused (since {session.paused['since']}), so no deadline runs; "
+                      f"resume it (pbem resume {session.game_id}) or use --force to apply the default anyway")
+    if not force:
+        if deadline is None:
+            raise Refused(f"game {session.game_id} has no deadline, so {key[0]} is not late; use --force to apply "
+                          f"the default anyway (the log marks it forced)")
+        if stamp < deadline:
+            raise Refused(f"{key[0]}'s deadline has not passed (due {deadline}"
+                          f"{', grace included' if grace else ''}); use --force to apply the default anyway "
+                          f"(the log marks it forced)")
+    return {**({"forced": True} if force else {}), "deadline": deadline}
 
 
-def extend(store, game_id: str, player: str | None = None, seconds: int | None = None,
-           until: str | None = None, by: str = "moderator", reason: str = "", at=None,
-           outcome: dict | None = None):
-    """Move the deadlines of what ``player`` owes now (every player's, when None) on by
-    ``seconds``, or to ``until``. ``by`` "player": the player asked (by mail), within the
-    game's allowance. ``outcome`` gets ``requests``: each request with its old and new due."""
-    if (seconds is None) == (until is None):
-        raise Refused("give the extension as a duration (e.g. 24h) or as --until TIME, one of the two")
+class Discretion:
+    """Mixed into ``Session``: the checks of §14."""
 
-    def build(session):
-        if player is not None:
-            session.player(player)
-        if not session.meta.get("deadline_seconds"):
-            raise Refused(f"game {game_id} has no deadline (pbem new --deadline 48h), so there is nothing to extend")
-        if session.state is None:
-            raise Refused(f"game {game_id} has not started, so no deadline runs yet")
-        keys = [clock for who, _what, _sealed, clock in session.owed() if player is None or who == player]
-        if not keys:
-            raise Refused(f"{player} owes nothing now, so there is no deadline to extend" if player is not None
-                          else "nobody owes anything now, so there is no deadline to extend")
-        requests = []
-        for key in keys:
-            due = session.base_due(key)
-            requests.append({"player": key[0], "round": key[1], "step": key[2], "kind": key[3],
-                             "from": due, "until": until or shift(due, seconds)})
-        data = {"by": by, "reason": (reason or "").strip() or
-                ("asked by mail" if by == "player" else "the moderator's decision"), "requests": requests}
-        if player is not None:
-            data["player"] = player
-        _note(outcome, requests=requests)
-        return [("extended", data)]
-    return _write(store, game_id, build, at)
+    @property
+    def version3(self) -> bool:
+        """A log of version 3 (its created has a judge key): §12-§14 of docs/protocol.md."""
+        return "judge_key" in self.meta
 
+    def _check_seed_signature(self, player: str, data: dict) -> None:
+        from .signing import verify
+        signature, nonce = data.get("signature"), data.get("nonce")
+        if signature is None:
+            raise Refused(f"this game requires signed submissions, client seeds too: {player} makes a signed "
+                          f"block with pbem client-seed {self.game_id} {player} TEXT --sign-with KEYFILE")
+        if player not in self.keys:
+            raise Refused(f"{player} has no registered key in this game, so a signed client seed cannot be "
+                          f"checked; register the key first (pbem key)")
+        if not isinstance(nonce, str) or not 1 <= len(nonce) <= 64:
+            raise Refused("a signed submission needs a nonce of 1 to 64 characters")
+        if nonce in self.nonces:
+            raise Refused("this signed client_seed was already used (replayed submission); sign a fresh one")
+        if not verify(self.keys[player], client_seed_body(self.game_id, data), signature):
+            raise Refused(f"the signature on {player}'s client_seed is not valid for their registered key")
+        self.nonces.add(nonce)
 
-def replace(store, game_id: str, seat: str, key: str | None = None, reason: str = "", at=None):
-    """Another person takes ``seat``: from this event on, its key is ``key`` (or none)."""
-    def build(session):
-        session.player(seat)
-        data = {"seat": seat, "by": "moderator", "reason": (reason or "").strip() or "the seat's player left"}
-        if key is not None:
-            data["key"] = key.strip()
-        return [("replaced", data)]
-    return _write(store, game_id, build, at)
+    def _check_recorded_deadline(self, key: tuple, at: str, data: dict) -> None:
+        """Version 3 (docs/protocol.md §14): a default records the deadline it was judged
+        against; unforced, it comes at or after it, and never in a game without one."""
+        if not self.version3:
+            return
+        player = key[0]
+        if "deadline" not in data:
+            raise Refused("this default records no deadline (field 'deadline'): in a game with a judge key "
+                          "every default says the deadline it was judged against")
+        if "forced" in data and data["forced"] is not True:
+            raise Refused(f"'forced' is true or absent, not {quote(data['forced'])}")
+        recorded, forced = data["deadline"], data.get("forced") is True
+        if not self.meta.get("deadline_seconds"):
+            if recorded is not None:
+                raise Refused(f"the game has no deadline, so the recorded deadline must be null, not {quote(recorded)}")
+            if not forced:
+                raise Refused(f"the game has no deadline, so {player} is never late: a default is the judge's "
+                              f"discretion and must be marked forced")
+            return
+        if not isinstance(recorded, str) or len(recorded) != 20 or not recorded.endswith("Z"):
+            raise Refused(f"the recorded deadline {quote(recorded)} is not a time like 2026-01-31T18:00:00Z")
+        if self.paused and not forced:
+            raise Refused(f"game {self.game_id} is paused (since {self.paused['since']}), so no deadline runs and "
+                          f"{player} is not late: a default now must be marked forced")
+        earliest = self.base_due(key)  # the opening plus deadline_seconds, as moved by a resume or extension
+        if earliest is not None and recorded < earliest:
+            raise Refused(f"the recorded deadline {recorded} is earlier than {player}'s deadline {earliest} "
+                          f"(the request opened {self.opened_at.get(key)})")
+        if at < recorded and not forced:
+            raise Refused(f"{player}'s deadline {recorded} had not passed at {at}, and the default is not "
+                          f"marked forced")
 
-
-def tally(rows) -> dict:
-    """The discretionary events of a log (export dicts or Events), counted for a verdict:
-    ``{"pauses", "extensions", "extensions_by_moderator", "replacements", "stand_in_moves"}``
-    (only the non-zero ones). Forced defaults and moderator-made seals are counted with
-    the trust checks of the audit itself."""
-    counts: dict[str, int] = {}
-
-    def add(name: str) -> None:
-        counts[name] = counts.get(name, 0) + 1
-    for ev in rows:
-        kind, data = (ev["kind"], ev["data"]) if isinstance(ev, dict) else (ev.kind, ev.data)
-        if kind == "paused":
-            add("pauses")
-        elif kind == "extended":
-            add("extensions")
-            if data.get("by") == "moderator":
-                add("extensions_by_moderator")
-        elif kind == "replaced":
-            add("replacements")
-        elif kind in ("commit", "decide") and data.get("by") == "stand-in":
-            add("stand_in_moves")
-    return counts
-
-
-def tally_text(counts: dict) -> str:
-    """"2 extensions (1 by the moderator), 1 replacement, ..." (empty when nothing)."""
-    def n(count: int, word: str) -> str:
-        return f"{count} {word}{'' if count == 1 else 's'}"
-    parts = []
-    if counts.get("pauses"):
-        parts.append(n(counts["pauses"], "pause"))
-    if counts.get("extensions"):
-        parts.append(n(counts["extensions"], "extension") + f" ({counts.get('extensions_by_moderator', 0)} by the "
-                     f"moderator)")
-    if counts.get("replacements"):
-        parts.append(n(counts["replacements"], "replacement"))
-    if counts.get("stand_in_moves"):
-        parts.append(n(counts["stand_in_moves"], "stand-in move"))
-    return ", ".join(parts)
+    def _after_nmr(self, data: dict) -> bool:
+        """Whether a default (seen without the game's state) is the one pbem appends for a
+        player marked ``nmr`` in a sealed step: it records no deadline of its own."""
+        step = self.public_steps.get((data.get("round"), data.get("step")), {})
+        return bool(data.get("sealed")) and step.get("commits", {}).get(data.get("player"), (None, None))[1] == "nmr"

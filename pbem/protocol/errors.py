@@ -35,3 +35,8 @@ class AuditFailure(ProtocolError):
         super().__init__(f"event {seq}: {reason}" if seq else reason)
         self.seq = seq
         self.reason = reason
+
+
+class BadAuditInput(ProtocolError):
+    """What the auditor gave cannot be used (a heads file without heads, an unusable
+    receipt): a usage error, not a verdict about the log."""

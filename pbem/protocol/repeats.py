@@ -12,8 +12,8 @@ The same, for each kind (docs/protocol.md §10):
 - a reveal: a recorded reveal of the player with the same salt and choice (in an anonymous
   step, a reveal the judge holds: ``reveal_held`` in the log, the reveal in the store);
 - a decision: a recorded decision of the player with the same choice in that round and
-  step (with no step given: any of the player's decisions), unless the game would take it
-  as a new decision now.
+  step (with no step given: any of the player's decisions in the current round), unless
+  the game would take it as a new decision now.
 
 Choices are compared without regard to spaces and case, as the games read them. The log
 is read only when the current state cannot settle the question, and then once per command.
@@ -172,7 +172,12 @@ def _matches(session, step, player: str, choice: str, salt: str) -> bool:
 def _decision(session, log: Log, player: str, choice: str, round_step):
     if decision_fits_now(session, player, choice, round_step):
         return None  # a new decision, even if the player once made the same one
-    for seq, was in reversed(log.of("decide", player, round_step)):
+    found = log.of("decide", player, round_step)
+    if round_step is None and session.state is not None:
+        # without a round named, only this round's decisions: one made in an earlier round
+        # (a turn, in some games), sent again now, is no repeat but a decision out of turn
+        found = [(seq, was) for seq, was in found if was.get("round") == session.state.round]
+    for seq, was in reversed(found):
         if same_choice(was.get("choice"), choice) or same_choice(was.get("applied"), choice):
             return recorded("decide", was)
     return None

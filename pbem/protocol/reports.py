@@ -93,6 +93,8 @@ def private(session: Session, player: str) -> dict:
             entry["options"] = list(r.options)
         if r.sealed and step is not None:
             entry["committed"] = player in step.commits
+            if player in step.commits:  # sealed by the player (at home) or by the judge on receipt
+                entry["sealed_by"] = step.commits[player].get("by", "player")
             entry["defaulted"] = player in step.defaulted  # late (NMR): nothing more to send
             entry["revealed"] = player in step.revealed
             entry["owe"] = "reveal" if step.all_committed else "commit"

@@ -30,6 +30,7 @@ from .. import games
 from ..games.base import ChoiceError
 from ..text import quote, shorten
 from .anonymous import AnonymousSteps, held_in
+from .discretion import Discretion, client_seed_body  # noqa: F401 - client_seed_body is part of this API
 from .commit import commitment_matches, parse_commitment, parse_salt
 from .errors import AuditFailure, Refused, UnknownPlayer
 from .rng import RandomSource, combine_client_seeds
@@ -74,7 +75,7 @@ def signed_body(game_id: str, kind: str, data: dict) -> dict:
     return body
 
 
-class Session(AnonymousSteps, SeatsAndTime):
+class Session(AnonymousSteps, Discretion, SeatsAndTime):
     """Protocol state of one game. Build it with ``Session.replay``.
 
     ``held`` is where the held reveals of anonymous steps come from (``anonymous.py``):
@@ -252,6 +253,12 @@ class Session(AnonymousSteps, SeatsAndTime):
         self.keys = {}
         for player, public_key in dict(data.get("keys") or {}).items():
             self._on_key({"player": player, "public_key": public_key}, at)
+        if "judge_key" in data:  # version 3: receipts are signed with it (docs/protocol.md §12)
+            from .signing import KeyFormatError, parse_public_key
+            try:
+                parse_public_key(data["judge_key"])
+            except KeyFormatError as exc:
+                raise Refused(f"the judge key: {exc}") from None
         if self.seed is not None and hashlib.sha256(self.seed).hexdigest() != data["seed_hash"]:
             raise Refused("the server seed at hand does not match the published seed hash")
 
@@ -279,7 +286,10 @@ class Session(AnonymousSteps, SeatsAndTime):
         text = data["seed"]
         if not isinstance(text, str) or not text or len(text) > 200:
             raise Refused("a client seed is any text of 1 to 200 characters")
-        self.client_seeds[self.player(data["player"])] = text
+        player = self.player(data["player"])
+        if self.version3 and (self.meta.get("require_signatures") or "signature" in data):
+            self._check_seed_signature(player, data)
+        self.client_seeds[player] = text
 
     def _on_started(self, data: dict, at: str) -> None:
         self._before_start("play can start")
@@ -480,6 +490,7 @@ class Session(AnonymousSteps, SeatsAndTime):
     def _on_nmr(self, data: dict, at: str) -> None:
         self._need_state()
         if self.state is None:
+            self._check_recorded_deadline((data.get("player"), None, None, None), at, data)
             return self._public("nmr", data)
         step = self._sealed_for(data, "default")
         player = data["player"]
@@ -533,6 +544,8 @@ class Session(AnonymousSteps, SeatsAndTime):
         """The documented default for a player who owes a choice and is late."""
         self._need_state()
         if self.state is None:
+            if not self._after_nmr(data):
+                self._check_recorded_deadline((data.get("player"), None, None, None), at, data)
             return self._public("default", data)
         player = self.player(data["player"])
         step = self.sealed
@@ -612,7 +625,10 @@ class Session(AnonymousSteps, SeatsAndTime):
     def _check_deadline(self, key: tuple, at: str, data: dict) -> None:
         """A default before the deadline needs ``forced``; the deadline counts from the
         opening of this very request (``key``, as in ``owed``), as moved by pauses and
-        extensions (``seats.py``); while the game is paused no deadline runs."""
+        extensions (``seats.py``); while the game is paused no deadline runs. A version 3
+        log records the deadline judged against (``discretion.py``)."""
+        if self.version3:
+            return self._check_recorded_deadline(key, at, data)
         deadline = self.meta.get("deadline_seconds")
         if data.get("forced") or not deadline:
             return

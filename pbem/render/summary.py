@@ -73,9 +73,11 @@ def render_result(record, fmt: str, audit_file: str | None = None, audit: dict |
     return _document(record, fmt, [], result, audit)
 
 
-def render_private(session, player: str, fmt: str, tz: str | None = None):
+def render_private(session, player: str, fmt: str, tz: str | None = None, by_mail: bool = False):
     """A player's private message, from ``reports.private`` (the player's own view); due
-    times in UTC, and also in time zone ``tz`` when the player set one."""
+    times in UTC, and also in time zone ``tz`` when the player set one. ``by_mail``: the
+    message goes to the player by mail, so it says what to reply (seal CHOICE, reveal CHOICE
+    SALT, the choice itself) rather than what to run."""
     from ..protocol.reports import private
     from .times import shown
     check_format(fmt)
@@ -89,6 +91,7 @@ def render_private(session, player: str, fmt: str, tz: str | None = None):
         model = models.private_model(report, {r.kind: r.prompt for r in session.requests_of(player)})
     else:
         model = models.private_model(report)
+    model["by_mail"] = by_mail
     return model, render(game_type, "private", fmt, msg=model)
 
 

@@ -134,6 +134,7 @@ def round_model(record, number: int | None, waiting: list[dict] | None) -> dict:
         "step": None if rnd.complete else end["step"],
         "waiting": waiting or [],
         "chain_head": {"seq": rnd.head[0], "hash": rnd.head[1]},
+        "judge_key": record.meta.get("judge_key"),
         "current_head": ({"seq": record.head[0], "hash": record.head[1]} if record.head != rnd.head else None),
     }
     return model
@@ -160,6 +161,7 @@ def result_model(record, audit_file: str | None = None) -> dict | None:
         "audit_file": file,
         "export_command": None if audit_file else f"pbem export {shlex.quote(record.game_id)} -o {shlex.quote(file)}",
         "chain_head": {"seq": record.head[0], "hash": record.head[1]},
+        "judge_key": record.meta.get("judge_key"),
     }
 
 

@@ -211,6 +211,7 @@ def round_model(record, number: int | None, waiting: list[dict] | None) -> dict:
         **table(end),
         "waiting": waiting if waiting is not None else [],
         "chain_head": {"seq": rnd.head[0], "hash": rnd.head[1]},
+        "judge_key": record.meta.get("judge_key"),
         "current_head": ({"seq": record.head[0], "hash": record.head[1]} if record.head != rnd.head else None),
     }
 
@@ -222,7 +223,7 @@ def view_model(view: dict, game: str, events: list[dict] | None = None, head=(0,
             "complete": view["phase"] == "over", "start_player": view["turn"], "seed_hash": None, "setup": [], "client_seeds": [],
             "events": effects(events if events is not None else view["effects"]), **table(view),
             "waiting": waiting_from_view(view), "chain_head": {"seq": head[0], "hash": head[1]},
-            "current_head": None}
+            "judge_key": None, "current_head": None}
 
 
 # ------------------------------------------------------------------------- the end
@@ -241,8 +242,10 @@ def disclosed_votes(record) -> list[dict]:
 
 def final_model(result: dict, game: str, players: list[str], votes_played: list[dict] | None = None) -> dict:
     """The final result from ``rules.result(state)``: every loyalty and the team totals."""
+    totals = result["totals"]
+    # the Dutch player wins on a tie alone: their line says whether the teams tied
     rows = [{"player": p, "team": result["loyalty"][p], "total": result["scores"][p]["total"],
-             "winner": p in result["winners"]} for p in players]
+             "winner": p in result["winners"], "tied": totals["british"] == totals["french"]} for p in players]
     return {"game": game, "winner": result["winner"], "totals": dict(result["totals"]), "rows": rows,
             "winners": list(result["winners"]), "votes": votes_played or []}
 
@@ -261,6 +264,7 @@ def result_model(record, audit_file: str | None = None) -> dict | None:
         "audit_file": file,
         "export_command": None if audit_file else f"pbem export {shlex.quote(record.game_id)} -o {shlex.quote(file)}",
         "chain_head": {"seq": record.head[0], "hash": record.head[1]},
+        "judge_key": record.meta.get("judge_key"),
     }
 
 
@@ -339,7 +343,7 @@ def render_view(view: dict, fmt: str, game: str = "game", result: dict | None = 
            "revealed_seed": None, "chain_head": {"seq": 0, "hash": ""},
            "result": ({**final_model(result, game, view["players"]), "turns": view["turn_no"], "seed": None,
                        "seed_hash": None, "audit_file": f"{game}.jsonl", "export_command": None,
-                       "chain_head": {"seq": 0, "hash": ""}} if result else None)}
+                       "chain_head": {"seq": 0, "hash": ""}, "judge_key": None} if result else None)}
     return doc, render("tortuga1667", "summary", check_format(fmt), doc=doc)
 
 

@@ -22,18 +22,20 @@ def _seed_in(events) -> bytes | None:
     return None
 
 
-def _audit(game: str, rows: list[dict], seed: bytes | None, expected_head,
+def _audit(game: str, rows: list[dict], seed: bytes | None, published=None,
            keep: list | None = None, chain_checked: bool = False, held=None) -> dict:
     from .chain import verify_chain
     from .errors import ChainError
+    from .verdict import PublishedMismatch, check_published
     report = {"game": game, "events": len(rows), "ok": False, "problem": None, "bad_seq": None,
               "chain": False, "replay": None, "head": None}
     try:
         if not chain_checked:  # the store has already checked its rows
-            verify_chain(rows, expected_head)
+            verify_chain(rows)
         report["chain"] = True
         if rows:
             report["head"] = {"seq": rows[-1]["seq"], "hash": rows[-1]["hash"]}
+        check_published(published, game, rows, report)  # what the public and the players kept
         seed = seed or _seed_in(rows)
         session = Session.replay(game, rows, seed, audit=True, held=held)
         if keep is not None:
@@ -44,7 +46,7 @@ def _audit(game: str, rows: list[dict], seed: bytes | None, expected_head,
         held = _held_count(session, rows)
         if held:
             report["held_reveals"] = held
-        from ..protocol.discretion import tally
+        from ..protocol.away import tally
         discretion = tally(rows)
         if discretion:
             report["discretion"] = discretion
@@ -53,6 +55,8 @@ def _audit(game: str, rows: list[dict], seed: bytes | None, expected_head,
             result = session.rules.result(session.state)
             report["scores"] = {p: s["total"] for p, s in result["scores"].items()}
         report["ok"] = True
+    except PublishedMismatch as exc:
+        report.update(problem=exc.reason, bad_seq=exc.seq)
     except ChainError as exc:
         report.update(problem=str(exc) if str(exc).startswith("event") else f"event {exc.seq}: {exc}", bad_seq=exc.seq)
     except AuditFailure as exc:
@@ -68,7 +72,10 @@ def _held_count(session, rows) -> dict | None:
     return {"count": count, "disclosed": session.disclosed} if count else None
 
 
-def audit_store(store, game: str, expected_head=None) -> dict:
+def audit_store(store, game: str, published=None) -> dict:
+    """Audit a game of the store (the moderator's own: with the private seed); the report
+    carries its verdict (docs/protocol.md §13)."""
+    from .verdict import verdict
     count = store.count(game)
     if not count:
         raise Refused(f"no game {quote(game)} in this database")
@@ -76,18 +83,23 @@ def audit_store(store, game: str, expected_head=None) -> dict:
     # body could not even be read as an event)
     from .errors import ChainError
     try:
-        store.verify(game, expected_head)
+        store.verify(game)
     except ChainError as exc:
-        return {"game": game, "events": count, "ok": False, "chain": False, "replay": None,
-                "problem": str(exc) if str(exc).startswith("event") else f"event {exc.seq}: {exc}",
-                "bad_seq": exc.seq, "head": None}
+        return verdict({"game": game, "events": count, "ok": False, "chain": False, "replay": None,
+                        "problem": str(exc) if str(exc).startswith("event") else f"event {exc.seq}: {exc}",
+                        "bad_seq": exc.seq, "head": None}, None)
     rows = [e.export_dict() for e in store.events(game)]
     secret = store.get_secret(game, "server_seed")
     seed = bytes.fromhex(secret) if secret else None
+    report = _audit_store_rows(store, game, rows, seed, published)
+    return verdict(report, rows, private_seed=seed is not None)
+
+
+def _audit_store_rows(store, game: str, rows: list[dict], seed, published) -> dict:
     replayed: list = []
     from ..protocol.commands import held_source
     held = held_source(store, game)
-    report = _audit(game, rows, seed, expected_head, replayed, chain_checked=True, held=held)
+    report = _audit(game, rows, seed, published, replayed, chain_checked=True, held=held)
     snapshot = store.snapshot(game)
     if report["ok"] and snapshot is not None and seed is not None:
         # the snapshot is a cache of the replay: it must agree with a fresh one
@@ -115,20 +127,23 @@ def audit_store(store, game: str, expected_head=None) -> dict:
     return report
 
 
-def audit_file(text: str, expected_head=None) -> dict:
+def audit_file(text: str, published=None) -> dict:
+    """Audit an exported log as an outsider, with what the public and the players kept;
+    the report carries its verdict (docs/protocol.md §13)."""
     from .errors import StoreError
     from .export import read_export
+    from .verdict import verdict
     try:
         rows = read_export(text)
     except StoreError as exc:
-        return _unreadable_file(text, exc, expected_head)
+        return verdict(_unreadable_file(text, exc), None)
     if not rows:
-        return {"game": None, "events": 0, "ok": False, "chain": False, "replay": None,
-                "problem": "the file holds no events", "bad_seq": None, "head": None}
-    return _audit(rows[0]["game"], rows, None, expected_head)
+        return verdict({"game": None, "events": 0, "ok": False, "chain": False, "replay": None,
+                        "problem": "the file holds no events", "bad_seq": None, "head": None}, None)
+    return verdict(_audit(rows[0]["game"], rows, None, published), rows)
 
 
-def _unreadable_file(text: str, exc: Exception, expected_head) -> dict:
+def _unreadable_file(text: str, exc: Exception) -> dict:
     """A line of the file cannot be read as an event: when every line before it reads and
     chains from the start, that line holds the first bad event, so name its number."""
     import re
@@ -154,10 +169,11 @@ def _unreadable_file(text: str, exc: Exception, expected_head) -> dict:
 
 
 def report_text(report: dict) -> str:
+    """The verdict line, then (unless it failed) what was checked."""
     if not report["ok"]:
-        where = f"game {report['game']}" if report.get("game") else "this log"
-        return f"AUDIT FAILED for {where}: {report['problem']}"
-    lines = [f"audit OK: game {report['game']}, {report['events']} events, chain intact up to "
+        return report["verdict_line"]
+    lines = [report["verdict_line"],
+             f"checked: game {report['game']}, {report['events']} events, chain intact up to "
              f"event {report['head']['seq']} {report['head']['hash']}",
              f"replay: {report['replay']}"]
     held = report.get("held_reveals")
@@ -166,7 +182,7 @@ def report_text(report: dict) -> str:
                      + ("each checked against its commitment and its step's digest (disclosed)" if held["disclosed"]
                         else "order checked; their contents are disclosed and checked at the end"))
     if report.get("discretion"):
-        from ..protocol.discretion import tally_text
+        from ..protocol.away import tally_text
         lines.append(f"the judge's discretion, each logged with who asked and why: {tally_text(report['discretion'])}")
     if report.get("scores"):
         lines.append("final scores: " + ", ".join(f"{p} {s}" for p, s in report["scores"].items()))

@@ -36,6 +36,11 @@ class MailPlayer:
     address: str
     password_hash: str | None
     tz: str | None
+    plain: bool = False  # mail as plain text only, without the HTML part and its pictures
+
+
+def _player(row) -> MailPlayer:
+    return MailPlayer(*row[:5], plain=bool(row[5]))
 
 
 def _rows(store, sql: str, params=()) -> list[tuple]:
@@ -53,32 +58,69 @@ def set_address(store, game: str, player: str, address: str, password_hash: str 
     if old is not None and tz is None:
         tz = old.tz
     store.conn.execute(
-        "insert or replace into mail_players (game, player, address, password_hash, tz) values (?, ?, ?, ?, ?)",
-        (game, player, address, password_hash, tz or None))
+        "insert or replace into mail_players (game, player, address, password_hash, tz, plain) values (?, ?, ?, ?, ?, ?)",
+        (game, player, address, password_hash, tz or None, int(old.plain) if old is not None else 0))
+
+
+def set_plain(store, game: str, player: str | None, plain: bool) -> None:
+    """Mail ``player`` (None: the game's list address) plain text only, or text and HTML."""
+    store._require_transaction("set_plain()")
+    if player is None:
+        store.conn.execute("update mail_games set plain = ? where game = ?", (int(plain), game))
+    else:
+        store.conn.execute("update mail_players set plain = ? where game = ? and player = ?", (int(plain), game, player))
+
+
+def list_plain(store, game: str) -> bool:
+    rows = _rows(store, "select plain from mail_games where game = ?", (game,))
+    return bool(rows and rows[0][0])
+
+
+def plain_addresses(store) -> set[tuple[str, str]]:
+    """(game, address) of every player and list address that takes plain text only."""
+    return {(row[0], row[1]) for row in _rows(
+        store, "select game, address from mail_players where plain = 1 union "
+               "select game, list_address from mail_games where plain = 1 and list_address is not null")}
 
 
 def mail_player(store, game: str, player: str) -> MailPlayer | None:
-    rows = _rows(store, "select game, player, address, password_hash, tz from mail_players "
+    rows = _rows(store, "select game, player, address, password_hash, tz, plain from mail_players "
                         "where game = ? and player = ?", (game, player))
-    return MailPlayer(*rows[0]) if rows else None
+    return _player(rows[0]) if rows else None
 
 
 def mail_players(store, game: str) -> dict[str, MailPlayer]:
-    rows = _rows(store, "select game, player, address, password_hash, tz from mail_players where game = ?",
+    rows = _rows(store, "select game, player, address, password_hash, tz, plain from mail_players where game = ?",
                  (game,))
-    return {row[1]: MailPlayer(*row) for row in rows}
+    return {row[1]: _player(row) for row in rows}
 
 
 def players_at(store, address: str) -> list[MailPlayer]:
     """Every (game, player) registered with ``address`` (compared lower-cased)."""
-    rows = _rows(store, "select game, player, address, password_hash, tz from mail_players where address = ?",
+    rows = _rows(store, "select game, player, address, password_hash, tz, plain from mail_players where address = ?",
                  (address.lower(),))
-    return [MailPlayer(*row) for row in rows]
+    return [_player(row) for row in rows]
 
 
 def set_list_address(store, game: str, address: str | None) -> None:
     store._require_transaction("set_list_address()")
-    store.conn.execute("insert or replace into mail_games (game, list_address) values (?, ?)", (game, address))
+    store.conn.execute("insert into mail_games (game, list_address) values (?, ?) "
+                       "on conflict (game) do update set list_address = excluded.list_address", (game, address))
+
+
+def set_player_summaries(store, game: str, on: bool) -> None:
+    """Whether players get the public summaries too when the game has a list address."""
+    store._require_transaction("set_player_summaries()")
+    store.conn.execute("insert into mail_games (game, player_summaries) values (?, ?) "
+                       "on conflict (game) do update set player_summaries = excluded.player_summaries",
+                       (game, int(bool(on))))
+
+
+def player_summaries(store, game: str) -> bool:
+    """True (the default) when players get every public summary in their mail; False when
+    the game's list carries them and players get only the final result."""
+    rows = _rows(store, "select player_summaries from mail_games where game = ?", (game,))
+    return bool(rows[0][0]) if rows else True
 
 
 def list_address(store, game: str) -> str | None:
@@ -160,7 +202,12 @@ def mail_state(store, game: str) -> dict | None:
         "or exists (select 1 from mail_games where game = :g and list_address is not null)", {"g": game}).fetchone()
     if not row[0] and not row[3]:
         return None
-    return {"queued": row[0], "failing": row[1], "last_error": row[2]}
+    return {"queued": row[0], "failing": row[1], "last_error": row[2], "failed": failed_count(store, game)}
+
+
+def failed_count(store, game: str) -> int:
+    """How many messages of ``game`` failed for good (state "failed")."""
+    return _rows(store, "select count(*) from outbox where game = ? and state = 'failed'", (game,))[0][0]
 
 
 def mail_states(store) -> dict[str, dict]:
@@ -207,3 +254,24 @@ def former_at(store, address: str) -> list[Former]:
     rows = _rows(store, "select game, player, address, until, seq from mail_former where address = ? order by until",
                  (address.lower(),))
     return [Former(*row) for row in rows]
+
+
+def moderator_address(store, game: str) -> str | None:
+    """Where the judge tells the moderator of ``game`` what needs them (mail that fails)."""
+    rows = _rows(store, "select moderator_address from mail_games where game = ?", (game,))
+    return rows[0][0] if rows else None
+
+
+def set_moderator_address(store, game: str, address: str | None) -> None:
+    store._require_transaction("set_moderator_address()")
+    store.conn.execute("insert into mail_games (game) values (?) on conflict (game) do nothing", (game,))
+    store.conn.execute("update mail_games set moderator_address = ? where game = ?", (address, game))
+
+
+def queued_reminders(store, game: str) -> list[tuple]:
+    """(message_id, (player, round, step, kind)) of every reminder of ``game`` still queued
+    and not yet handed to the SMTP server."""
+    rows = _rows(store, "select r.message_id, r.player, r.round, r.step, r.kind from mail_reminders r "
+                        "join outbox o on o.message_id = r.message_id where r.game = ? and o.state = 'queued' "
+                        "and o.claimed_at is null", (game,))
+    return [(row[0], tuple(row[1:])) for row in rows]

@@ -175,6 +175,52 @@ def m007_deadlines(db: Database) -> None:
     )
 
 
+def m008_outbox_redact(db: Database) -> None:
+    # What to cut out of a message's bodies once it is sent (a welcome's mail password), so
+    # the database keeps no password in clear longer than the message waits in the outbox.
+    db.execute("ALTER TABLE outbox ADD COLUMN redact TEXT")
+
+
+def m010_mail_moments(db: Database) -> None:
+    # One message per player per moment (issue 16): a message may carry files (the final
+    # result carries the export), as JSON [{"filename", "content_type", "text"}]; and per
+    # game, whether players also get the summaries the list carries (1: yes, 0: no).
+    db.execute("ALTER TABLE outbox ADD COLUMN attachments TEXT")
+    db.execute("ALTER TABLE mail_games ADD COLUMN player_summaries INTEGER NOT NULL DEFAULT 1")
+
+
+def m010b_plain_mail(db: Database) -> None:
+    # Who wants the judge's mail as plain text only (pbem address ... --plain): a player,
+    # or a game's list address. The others get an HTML part with the board as a picture.
+    db["mail_players"].add_column("plain", int, not_null_default=0)
+    db["mail_games"].add_column("plain", int, not_null_default=0)
+
+
+def m012_undeliverable(db: Database) -> None:
+    # Mail that cannot be delivered (pbem.mail.failures). An outbox row may end 'failed'
+    # (a permanent refusal, or temporary ones past the retry limit) or 'dropped' (a reminder
+    # whose request was settled before it went). claimed_at: handed to SMTP (never dropped
+    # then); deferred_since: the first temporary refusal of this message, for the limit.
+    db.execute("ALTER TABLE outbox ADD COLUMN claimed_at TEXT")
+    db.execute("ALTER TABLE outbox ADD COLUMN deferred_since TEXT")
+    db.execute("ALTER TABLE outbox ADD COLUMN failed_at TEXT")
+    # Per game: the moderator's address, told when a player's mail cannot be delivered.
+    db.execute("ALTER TABLE mail_games ADD COLUMN moderator_address TEXT")
+    # Per address: its bounce score in the manner of Mailman 3, since when it fails, the
+    # last answer of a mail server about it, and when it was marked "mail not delivered".
+    db.execute(
+        """
+        CREATE TABLE mail_failures (
+            address TEXT PRIMARY KEY NOT NULL,
+            score REAL NOT NULL DEFAULT 0,
+            since TEXT NOT NULL,
+            last_at TEXT NOT NULL,
+            last_scored_at TEXT,
+            last_answer TEXT NOT NULL,
+            failed_messages INTEGER NOT NULL DEFAULT 0,
+            dead_since TEXT,
+            told_at TEXT,
+            told_dead_at TEXT
 def m014_former_players(db: Database) -> None:
     # The addresses of people who left a seat (pbem replace), kept privately so that their
     # later mail is answered with why it is refused instead of as a stranger's. Never
@@ -201,6 +247,10 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m005_snapshot_digest,
     m006_imap,
     m007_deadlines,
+    m008_outbox_redact,
+    m010_mail_moments,
+    m010b_plain_mail,
+    m012_undeliverable,
     m014_former_players,
 ]
 

@@ -31,17 +31,26 @@ from .event import AT_PATTERN
 
 KINDS = ("answer", "private", "summary", "result", "notice", "reminder")
 QUEUED, SENT = "queued", "sent"
+# A message no server will take (a permanent refusal, or temporary ones for longer than
+# RETRY_LIMIT_SECONDS), and a reminder dropped because its request was settled before it went.
+FAILED, DROPPED = "failed", "dropped"
 # RFC 3834: an answer to a player's message is auto-replied; everything else the judge
 # sends of its own accord is auto-generated. Either way, other robots do not answer it.
 AUTO_REPLIED, AUTO_GENERATED = "auto-replied", "auto-generated"
 
 FIRST_RETRY_SECONDS = 60
 LONGEST_RETRY_SECONDS = 3600
+# A message that the server keeps refusing for a while (4xx) is failed once this long has
+# passed since its first such answer: Postfix's default queue lifetime is 5 days, a game's
+# deadline is often 2; three days is the documented compromise (docs/email.md).
+RETRY_LIMIT_SECONDS = 3 * 86400
 ERROR_LENGTH = 200
 # A claimed row is left alone by other senders for this long: far more than one message
 # can take (every SMTP step has a timeout), short enough that a sender killed mid-message
 # does not hold its row for long.
 CLAIM_SECONDS = 15 * 60
+# What a sent message's secret (its ``redact``) becomes in the stored bodies.
+REDACTED = "[removed from the judge's database once sent]"
 
 # One address, ASCII, no display name: what goes into the envelope and the To header.
 _ATOM = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
@@ -54,7 +63,8 @@ MESSAGE_ID_PATTERN = re.compile(r"<[!-;=?-~]+@[!-;=?-~]+>")
 
 _COLUMNS = ("id", "game", "kind", "recipient", "message_id", "subject", "in_reply_to", "refs",
             "auto_submitted", "body_text", "body_html", "queued_at", "state", "attempts",
-            "next_try_at", "last_error", "sent_at", "render")
+            "next_try_at", "last_error", "sent_at", "render", "attachments",
+            "claimed_at", "deferred_since", "failed_at")
 
 
 @dataclass(frozen=True)
@@ -79,6 +89,10 @@ class OutboxRow:
     last_error: str | None
     sent_at: str | None
     render: str | None = None  # what to render the bodies from, until they are rendered
+    attachments: str | None = None  # JSON [{"filename", "content_type", "text"}]: files sent along
+    claimed_at: str | None = None  # handed to the SMTP server at (cleared by a failed try)
+    deferred_since: str | None = None  # the first temporary refusal of this message
+    failed_at: str | None = None  # when it was given up (state "failed") or dropped
 
     def as_dict(self, bodies: bool = False) -> dict:
         """A JSON-ready dict; the bodies (players' private text) only when asked for."""
@@ -95,13 +109,16 @@ class OutboxRow:
 def queue(store, *, game: str, kind: str, recipient: str, subject: str, text: str,
           html: str | None = None, in_reply_to: str | None = None,
           references: Iterable[str] = (), at: str, domain: str = "pbem.invalid",
-          message_id: str | None = None, render: str | None = None) -> str:
+          message_id: str | None = None, render: str | None = None, redact: str | None = None,
+          attachments: str | None = None) -> str:
     """Queue one message to one recipient; return its Message-ID (``<...@domain>``).
 
     Must run inside ``store.transaction()``, so the message commits (or rolls back) with
     the events that caused it. ``message_id`` may be given to fix it from outside;
     otherwise a random one is drawn. ``render`` (with empty bodies) names what the bodies
-    are to be rendered from before the message is sent (see ``to_render``). Raises ``StoreError`` for anything that could not be
+    are to be rendered from before the message is sent (see ``to_render``). ``redact`` is a
+    secret in the bodies (a mail password) that ``mark_sent`` replaces by ``REDACTED`` once
+    the server has the message: the database keeps it no longer than the message waits. Raises ``StoreError`` for anything that could not be
     sent as given (header injection, two addresses, a malformed Message-ID).
     """
     store._require_transaction("outbox.queue()")
@@ -135,10 +152,11 @@ def queue(store, *, game: str, kind: str, recipient: str, subject: str, text: st
     try:
         store.conn.execute(
             "insert into outbox (game, kind, recipient, message_id, subject, in_reply_to, refs,"
-            " auto_submitted, body_text, body_html, queued_at, state, attempts, next_try_at, render)"
-            " values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?)",
+            " auto_submitted, body_text, body_html, queued_at, state, attempts, next_try_at, render, redact,"
+            " attachments) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
             [game, kind, recipient, message_id, subject, in_reply_to, " ".join(refs),
-             AUTO_REPLIED if kind == "answer" else AUTO_GENERATED, text, html, at, QUEUED, at, render],
+             AUTO_REPLIED if kind == "answer" else AUTO_GENERATED, text, html, at, QUEUED, at, render,
+             redact or None, attachments],
         )
     except sqlite3.IntegrityError:  # the only constraint a checked row can break
         raise StoreError(f"a message with Message-ID {message_id} is queued already") from None
@@ -202,9 +220,16 @@ def pending(store, game: str | None = None) -> list[OutboxRow]:
     return listing(store, game)
 
 
-def listing(store, game: str | None = None, include_sent: bool = False) -> list[OutboxRow]:
-    """The rows of one game (or all games), oldest first; sent ones only when asked for."""
-    where, params = ("1", []) if include_sent else ("state = ?", [QUEUED])
+def listing(store, game: str | None = None, include_sent: bool = False,
+            include_failed: bool = False) -> list[OutboxRow]:
+    """The rows of one game (or all games), oldest first: the queued ones, the failed ones
+    too with ``include_failed``, every row (sent and dropped included) with ``include_sent``."""
+    if include_sent:
+        where, params = "1", []
+    elif include_failed:
+        where, params = "state in (?, ?)", [QUEUED, FAILED]
+    else:
+        where, params = "state = ?", [QUEUED]
     if game is not None:
         where, params = f"{where} and game = ?", [*params, game]
     return _rows(store, where, params)
@@ -218,6 +243,20 @@ def drop_queued(store, game: str, recipient: str) -> int:
                               [game, recipient, QUEUED]).rowcount
 
 
+def drop_stale(store, game: str, message_ids, reason: str, at: str) -> int:
+    """Drop the queued reminders ``message_ids`` of ``game`` whose request was settled,
+    unless they were handed to the SMTP server already (claimed: they may have gone)."""
+    store._require_transaction("outbox.drop_stale()")
+    ids = list(message_ids)
+    if not ids:
+        return 0
+    marks = ",".join("?" * len(ids))
+    return store.conn.execute(
+        f"update outbox set state = ?, failed_at = ?, last_error = ? where game = ? and state = ? "
+        f"and claimed_at is null and message_id in ({marks})",
+        [DROPPED, at, one_line(reason), game, QUEUED, *ids]).rowcount
+
+
 def to_render(store) -> list[OutboxRow]:
     """Queued rows whose bodies are still to be rendered, oldest first."""
     return _rows(store, "state = ? and render is not null", [QUEUED])
@@ -228,6 +267,13 @@ def set_bodies(store, render: str, game: str, text: str, html: str | None) -> No
     store._require_transaction("outbox.set_bodies()")
     store.conn.execute("update outbox set body_text = ?, body_html = ?, render = null"
                        " where game = ? and render = ? and state = ?", [text, html, game, render, QUEUED])
+
+
+def set_row_bodies(store, row_id: int, text: str, html: str | None, attachments: str | None = None) -> None:
+    """Fill in the bodies (and files) of one queued row that waited to be rendered."""
+    store._require_transaction("outbox.set_row_bodies()")
+    store.conn.execute("update outbox set body_text = ?, body_html = ?, attachments = ?, render = null"
+                       " where id = ? and state = ?", [text, html, attachments, row_id, QUEUED])
 
 
 def get(store, row_id: int) -> OutboxRow | None:
@@ -248,44 +294,79 @@ def claim(store, row_id: int, now: str, seconds: int = CLAIM_SECONDS) -> bool:
     _check_time(now, "now")
     with store.transaction():
         cursor = store.conn.execute(
-            "update outbox set next_try_at = ? where id = ? and state = ? and next_try_at <= ?",
-            [_later(now, seconds), row_id, QUEUED, now],
+            "update outbox set next_try_at = ?, claimed_at = ? where id = ? and state = ? and next_try_at <= ?",
+            [_later(now, seconds), now, row_id, QUEUED, now],
         )
         return cursor.rowcount == 1
 
 
 def mark_sent(store, row_id: int, at: str) -> None:
-    """Record that the server accepted row ``row_id`` at ``at``."""
+    """Record that the server accepted row ``row_id`` at ``at``; the secret it was queued
+    with (``redact``) leaves its bodies in the same transaction."""
     _check_time(at, "at")
     with store.transaction():
         cursor = store.conn.execute(
-            "update outbox set state = ?, sent_at = ?, attempts = attempts + 1, last_error = null"
-            " where id = ? and state = ?",
-            [SENT, at, row_id, QUEUED],
+            "update outbox set state = ?, sent_at = ?, attempts = attempts + 1, last_error = null,"
+            " body_text = case when redact is null then body_text else replace(body_text, redact, ?) end,"
+            " body_html = case when redact is null then body_html else replace(body_html, redact, ?) end,"
+            " redact = null where id = ? and state = ?",
+            [SENT, at, REDACTED, REDACTED, row_id, QUEUED],
         )
         if cursor.rowcount != 1:
             raise StoreError(f"outbox message {row_id} is not queued (unknown or sent already)")
 
 
-def mark_failed(store, row_id: int, error: str, at: str) -> str:
-    """Record a failed try at ``at``; return the time of the next one.
+def mark_failed(store, row_id: int, error: str, at: str, permanent: bool = False,
+                deferred: bool = False, on_given_up=None) -> str | None:
+    """Record a failed try at ``at``; return the time of the next one, or None when the
+    message is given up (state "failed").
 
-    The wait doubles with each failure: 1 minute, 2, 4, ... and at most an hour.
+    ``permanent``: the server refused it for good (5xx): it is failed at once. ``deferred``:
+    the server answered for this message with a temporary refusal (4xx); once such answers
+    have gone on for ``RETRY_LIMIT_SECONDS`` it is failed too. Otherwise (the server could
+    not be reached) it waits: 1 minute, 2, 4, ... at most an hour, for as long as it takes.
+    ``on_given_up(row, error)`` runs inside the same transaction when the message is failed
+    (the moderator's notice is queued with it).
     """
     _check_time(at, "at")
     with store.transaction():
         found = store.conn.execute(
-            "select attempts from outbox where id = ? and state = ?", [row_id, QUEUED]
+            "select attempts, deferred_since from outbox where id = ? and state = ?", [row_id, QUEUED]
         ).fetchone()
         if found is None:
             raise StoreError(f"outbox message {row_id} is not queued (unknown or sent already)")
-        attempts = found[0] + 1
+        attempts, since = found[0] + 1, found[1]
+        if deferred and since is None:
+            since = at
+        error = one_line(error)
+        if deferred and not permanent and at >= _later(since, RETRY_LIMIT_SECONDS):
+            permanent = True
+            error = one_line(f"refused for {RETRY_LIMIT_SECONDS // 86400} days, last: {error}")
+        if permanent:
+            store.conn.execute(
+                "update outbox set state = ?, attempts = ?, last_error = ?, failed_at = ?, deferred_since = ?, "
+                "claimed_at = null where id = ?", [FAILED, attempts, error, at, since, row_id])
+            if on_given_up is not None:
+                on_given_up(get(store, row_id), error)
+            return None
         next_try = _later(at, retry_delay(attempts))
         store.conn.execute(
-            "update outbox set attempts = ?, next_try_at = ?, last_error = ? where id = ?",
-            [attempts, next_try, one_line(error), row_id],
+            "update outbox set attempts = ?, next_try_at = ?, last_error = ?, deferred_since = ?, "
+            "claimed_at = null where id = ?", [attempts, next_try, error, since, row_id],
         )
     return next_try
+
+
+def fail_sent(store, message_id: str, recipient: str, error: str, at: str) -> OutboxRow | None:
+    """A message the judge sent to ``recipient`` came back (a bounce): mark it failed, with
+    the server's words; None when no sent message of that Message-ID went to that address."""
+    store._require_transaction("outbox.fail_sent()")
+    cursor = store.conn.execute(
+        "update outbox set state = ?, failed_at = ?, last_error = ? where message_id = ? and lower(recipient) = ? "
+        "and state in (?, ?)", [FAILED, at, one_line(error), message_id, recipient.lower(), SENT, QUEUED])
+    if cursor.rowcount != 1:
+        return None
+    return _rows(store, "message_id = ?", [message_id])[0]
 
 
 def retry_delay(attempts: int) -> int:

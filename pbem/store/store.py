@@ -83,6 +83,9 @@ class Store:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             _enable_wal(conn, busy_timeout_ms)
             conn.execute("PRAGMA foreign_keys = ON")
+            # what is deleted or overwritten (a redacted password, a replaced salt) is zeroed
+            # in the file, not left in a free page
+            conn.execute("PRAGMA secure_delete = ON")
             if not is_current(conn):
                 migrate(self.db)
         except BaseException:

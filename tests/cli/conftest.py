@@ -52,7 +52,9 @@ class Cli:
 
     def __call__(self, *args: str, input: str | None = None):
         result = self.runner.invoke(app, [str(a) for a in args], input=input)
-        if result.exit_code not in (0, 1, 2) or (
+        # audit's third verdict, INCOMPLETE (a game in play), exits 3 (docs/protocol.md §13)
+        codes = (0, 1, 2, 3) if args and args[0] == "audit" else (0, 1, 2)
+        if result.exit_code not in codes or (
             result.exception is not None and not isinstance(result.exception, SystemExit)
         ):
             raise AssertionError(
@@ -63,6 +65,10 @@ class Cli:
 
     def ok(self, *args: str, input: str | None = None):
         result = self(*args, input=input)
+        if args and args[0] == "audit" and result.exit_code == 3:  # INCOMPLETE: nothing failed
+            verdict = (json.loads(result.stdout)["verdict_line"] if "--json" in args else result.stdout)
+            assert verdict.startswith("INCOMPLETE: "), result.stdout
+            return result
         assert result.exit_code == 0, f"pbem {' '.join(map(str, args))}: {result.stderr}"
         return result
 

@@ -64,8 +64,8 @@ def test_a_game_of_1667_by_command_line(cli, pbem_db):
     assert kinds[-2:] == ["disclosed", "seed_revealed"] and all(salt in export for salt in salts)
     (pbem_db.parent / "g.jsonl").write_text(export)
     text = cli.ok("audit", "--file", pbem_db.parent / "g.jsonl").stdout
-    assert "audit OK" in text and "each checked against its commitment" in text
-    assert "audit OK" in cli.ok("audit", "g").stdout
+    assert "OK: complete" in text and "each checked against its commitment" in text
+    assert "OK: complete" in cli.ok("audit", "g").stdout
 
 
 def test_the_advanced_set_up_says_pawns_are_being_placed(cli):
@@ -107,3 +107,47 @@ def test_a_player_name_starting_with_a_dash_is_refused(cli):
                       "start it with a letter or digit, e.g. 'x'")
     cli.refused("g", "new", "h", "--players", "ani,--help", match="starts with '-'")
     assert "h" not in cli.ok("games").stdout.split()
+
+
+def test_status_says_turn_as_the_summaries_do(cli):
+    cli.ok("new", "g", "--game", "tortuga1667", "--players", PLAYERS)
+    cli.ok("new", "t", "--players", "ani,bo,cy")
+    cli.ok("start", "g")
+    cli.ok("start", "t")
+    status = cli.ok("status", "g").stdout
+    assert "turn 1, phase play" in status and "round 1" not in status
+    assert "- turn 1 (in progress)" in cli.ok("show", "g").stdout  # the same word
+    assert cli.json("status", "g")["round_word"] == "turn"
+    games = cli.ok("games").stdout
+    assert "g: turn 1, play;" in games and "t: round 1, " in games
+    assert "round 1, step 1, phase roll" in cli.ok("status", "t").stdout  # Tortuga keeps its rounds and steps
+
+
+def test_a_decision_from_an_earlier_turn_sent_out_of_turn_is_not_your_turn(cli, pbem_db):
+    """Not "already recorded": that decision was that turn's; now it is someone else's turn."""
+    from pbem.protocol import commands
+    from pbem.store import Store
+    cli.ok("new", "g", "--game", "tortuga1667", "--players", PLAYERS)
+    cli.ok("start", "g")
+    rnd, made = random.Random(3), []
+    for _ in range(200):
+        with Store(pbem_db) as store:
+            session = commands.load(store, "g")
+        if session.state.round >= 4 or session.sealed is not None:
+            break
+        request = session.pending()[0]
+        from pbem.games.tortuga1667 import legal
+        from pbem.games.tortuga1667.engine import owed
+        entry = next(e for p, k, e in owed(session.state) if p == request.player and k == request.kind)
+        options = [o for o in legal.options(session.state, request.player, request.kind, entry)
+                   if o.split()[0] not in VOTES]  # no vote: decisions only
+        if not options:
+            break
+        choice = rnd.choice(options)
+        cli.ok("decide", "g", request.player, choice)
+        made.append((session.state.round, request.player, choice))
+    now = cli.json("status", "g")
+    owing = {w["player"] for w in now["waiting"]}
+    turn, player, choice = next(m for m in made if m[0] < now["round"] and m[1] not in owing)
+    # the same decision again within its own turn would be a repeat; from an earlier turn, it is not
+    cli.refused("g", "decide", "g", player, choice, match=f"it is not {player}'s turn")

@@ -41,13 +41,30 @@ def test_new_takes_the_mail_settings_and_settings_changes_them(cli):
     cli.ok("new", "g1", "--players", "ani=ani@example.org,alex=alex@example.org", "--deadline", "24h",
            "--remind", "6h", "--grace", "1h", "--on-late", "wait", "--now")
     assert cli.json("mail", "settings", "g1") == {"game": "g1", "deadline_seconds": 86400, "remind_seconds": 21600,
-                                                  "grace_seconds": 3600, "on_late": "wait"}
+                                                  "grace_seconds": 3600, "on_late": "wait", "player_summaries": True}
     assert cli.ok("mail", "settings", "g1").stdout == (
         "game g1: deadline 1d per request; a reminder 6h before; after the deadline and 1h of grace, "
-        "the player is told and the game waits (on-late wait)\n")
+        "the player is told and the game waits (on-late wait); players get every public summary "
+        "(player-summaries yes)\n")
     out = cli.ok("mail", "settings", "g1", "--remind", "12h", "--grace", "none", "--on-late", "default").stdout
     assert out == ("game g1: deadline 1d per request; a reminder 12h before; after the deadline, "
-                   "the default is applied (on-late default)\n")
+                   "the default is applied (on-late default); players get every public summary "
+                   "(player-summaries yes)\n")
+    out = cli.ok("mail", "settings", "g1", "--player-summaries", "no").stdout
+    assert out.endswith("; players get the final result, the list every summary (player-summaries no)\n")
+    assert cli.json("mail", "settings", "g1")["remind_seconds"] == 12 * 3600  # the others kept
+    cli.refused("g1", "mail", "settings", "g1", "--player-summaries", "maybe", match="use yes")
+
+
+def test_tick_at_a_given_time(cli):
+    cli.ok("new", "g1", "--players", "ani=ani@example.org,alex=alex@example.org", "--deadline", "24h",
+           "--remind", "6h", "--now")
+    due = cli.json("status", "g1")["waiting"][0]["due"]
+    from pbem.protocol.times import shift
+    acted = cli.json("mail", "tick", "--at", shift(due, -5 * 3600))
+    assert acted["now"] == shift(due, -5 * 3600)
+    assert sorted(a["action"] for a in acted["actions"]) == ["reminded", "reminded"]
+    cli.refused("g1", "mail", "tick", "--at", "tomorrow", match="is not a time")
 
 
 def test_settings_refusals_say_what_would_do_and_change_nothing(cli):
@@ -130,7 +147,7 @@ def test_status_and_games_show_what_mail_waits_who_failed_and_who_is_late(cli, o
     report = cli.json("status", "old")
     assert report["overdue"] == ["alex", "ani"]
     assert report["mail"] == {"queued": len(rows), "failing": 1, "last_error": "550 5.1.1 mailbox unavailable",
-                              "last_fetch": None}
+                              "failed": 0, "undeliverable": [], "last_fetch": None}
     text = cli.ok("status", "old").stdout
     assert "OVERDUE" in text
     assert (f"mail: {len(rows)} queued, 1 failing (last error: 550 5.1.1 mailbox unavailable); "
@@ -140,7 +157,8 @@ def test_status_and_games_show_what_mail_waits_who_failed_and_who_is_late(cli, o
     assert "mail:" not in cli.ok("status", "quiet").stdout
     games = {g["game"]: g for g in cli.json("games")["details"]}
     assert games["old"]["overdue"] == ["alex", "ani"]
-    assert games["old"]["mail"] == {"queued": len(rows), "failing": 1, "last_error": "550 5.1.1 mailbox unavailable"}
+    assert games["old"]["mail"] == {"queued": len(rows), "failing": 1, "last_error": "550 5.1.1 mailbox unavailable",
+                                    "failed": 0, "undeliverable": []}
     assert games["quiet"]["mail"] is None
     lines = cli.ok("games").stdout.splitlines()
     assert lines[0] == (f"old: round 1, roll; waiting for alex, ani (OVERDUE: alex, ani); mail: {len(rows)} queued, "

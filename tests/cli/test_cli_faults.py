@@ -202,4 +202,4 @@ def test_ctrl_c_at_several_moments_of_a_running_game(tmp_path, pbem_db):
         audit = run("audit", game, "--json", db=pbem_db)
         if audit.returncode == 1 and "no game" in audit.stderr:
             continue  # stopped before the game was created
-        assert audit.returncode == 0 and json.loads(audit.stdout)["ok"], audit.stderr
+        assert audit.returncode in (0, 3) and json.loads(audit.stdout)["ok"], audit.stderr  # OK or INCOMPLETE

@@ -120,7 +120,7 @@ def test_complete_game_through_the_command_line(cli, tmp_path, helpers):
     assert cli("reveal-seed", game).exit_code == 1  # already published; nothing to do
 
     audit = cli.ok("audit", game)
-    assert "audit OK" in audit.stdout
+    assert "OK: complete" in audit.stdout
     report = cli.json("audit", game)
     assert report["ok"] and report["replay"] == "full" and report["scores"] == status["scores"]
 

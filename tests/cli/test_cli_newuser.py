@@ -52,7 +52,7 @@ def test_a_reveal_may_be_spelled_as_the_player_typed_it(tmp_path):
     assert result.exit_code == 0, result.stderr
     log = json.loads(run("log", "g", "--db", db, "--json").stdout)
     assert log[-1]["kind"] == "reveal" and log[-1]["data"]["choice"] == sealed["ani"]["choice"]
-    assert run("audit", "g", "--db", db).exit_code == 0
+    assert run("audit", "g", "--db", db).exit_code == 3  # INCOMPLETE: in play, nothing failed
 
 
 def _started(tmp_path, players="ani,alex"):
@@ -118,10 +118,11 @@ def test_audit_accepts_a_published_head_by_prefix(tmp_path):
     db = _started(tmp_path)
     head = json.loads(run("status", "g", "--db", db, "--json").stdout)["chain_head"]
     good = run("audit", "g", "--db", db, "--head", f"{head['seq']}:{head['hash'][:10]}")
-    assert good.exit_code == 0
+    assert good.exit_code == 3 and "1 published head is a prefix" in good.stdout  # INCOMPLETE: in play
     wrong = "0" if head["hash"][9] != "0" else "1"
     bad = run("audit", "g", "--db", db, "--head", f"{head['seq']}:{head['hash'][:9]}{wrong}")
-    assert bad.exit_code == 1 and head["hash"] in bad.stdout  # the full hashes, to compare
+    assert bad.exit_code == 1 and bad.stdout.startswith(
+        f"FAIL: published head event {head['seq']} {head['hash'][:8]}… is not a prefix of this log")
 
 
 def test_deadlines_are_shown_and_overdue_requests_flagged(tmp_path):

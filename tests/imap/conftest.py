@@ -33,7 +33,7 @@ from typer.testing import CliRunner
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 USER, PASSWORD = "judge@example.org", "imap-secret-1"
-START_TIMEOUT = 15.0  # seconds for Dovecot to answer on its port
+START_TIMEOUT = 120.0  # seconds for Dovecot to answer on its port (generous: a loaded machine)
 
 
 @pytest.fixture(autouse=True)
@@ -227,7 +227,7 @@ service anvil {{
             if gracefully:
                 self.process.terminate()
                 try:
-                    self.process.wait(timeout=10)
+                    self.process.wait(timeout=60)
                 except subprocess.TimeoutExpired:
                     gracefully = False
             if not gracefully:
@@ -242,7 +242,7 @@ service anvil {{
     # -- the test's own mail client ----------------------------------------------------------
 
     def client(self) -> imaplib.IMAP4:
-        imap = imaplib.IMAP4(self.host, self.port, timeout=10)
+        imap = imaplib.IMAP4(self.host, self.port, timeout=120)
         imap.login(self.user, self.password)
         return imap
 
@@ -411,7 +411,7 @@ def run_pbem(db: Path, *args: str, env: dict | None = None, crash_at: str | None
     if crash_at:
         full["PBEM_CRASH_AT"] = crash_at
     return subprocess.run([sys.executable, "-m", "pbem.cli.app", *args], env=full,
-                          capture_output=True, text=True, timeout=120)
+                          capture_output=True, text=True, timeout=600)
 
 
 @pytest.fixture

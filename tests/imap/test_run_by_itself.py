@@ -69,7 +69,10 @@ LAZY = "lothar"
 DEADLINE, REMIND, GRACE = 48 * 3600, 12 * 3600, 3600
 MIN_KILLS = 20
 CRASH_POINTS = ("fetch:after-commit", "send:after-accept", "send:after-claim", "commit:before", "commit:after")
-STUCK_AFTER = 60.0  # seconds without any progress: the test fails and says where it stood
+# Seconds without any progress before the test fails and says where it stood: a guard
+# against a judge that hangs, not a measure of speed. Generous, so that a loaded 2-core
+# machine (a restart of the judge under load takes seconds) never trips it.
+STUCK_AFTER = 900.0
 
 
 def address(player: str) -> str:
@@ -142,7 +145,7 @@ class Judge:
 
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)
-        return self.process.wait(timeout=30)
+        return self.process.wait(timeout=STUCK_AFTER)
 
     def tail(self, lines: int = 40) -> str:
         return "\n".join(self.log.read_text(errors="replace").splitlines()[-lines:])
@@ -175,6 +178,10 @@ class Garbage:
 
     def next(self, now: str) -> tuple[bytes, str | None, str, str | None]:
         """(the raw message, its Message-ID or None, what it is, who gets the answer or None)."""
+        if not self.frank.inbox:
+            # the judge has not mailed frank yet (it sends in its own time, a message with
+            # board pictures takes a while): no password to forge, no message to quote
+            return self.bytes(now)
         kind = self.first.pop() if self.first else self.rnd.choice(self.KINDS)
         if kind in ("forged", "password"):
             victim = address("ani") if kind == "forged" else address("frank")
@@ -257,7 +264,7 @@ def test_a_game_runs_itself_through_kills_garbage_and_a_player_who_never_answers
     config = tmp_path / "mail.toml"
     config.write_text(f'judge_address = "{JUDGE}"\nsmtp_host = "127.0.0.1"\nsmtp_port = {port}\n'
                       f'security = "plain"\nimap_host = "127.0.0.1"\nimap_port = {server.port}\n'
-                      f'imap_security = "plain"\nimap_user = "{server.user}"\ntimeout = 10\n')
+                      f'imap_security = "plain"\nimap_user = "{server.user}"\ntimeout = 60\n')
     cli("new", "g1", "--players", ",".join(f"{p}={address(p)}" for p in PLAYERS), "--list", LIST, "--now",
         "--deadline", "48h", "--remind", "12h", "--grace", "1h", "--db", db)
     store = Store(db)
@@ -312,9 +319,12 @@ def test_a_game_runs_itself_through_kills_garbage_and_a_player_who_never_answers
             return False  # moved already: the judge has yet to act on it
         return True
 
-    def wait_for_news() -> None:
-        """Until some mail arrives, or the clock is moved; a bounded poll, never a wait for a time."""
-        known, started = len(room.received), time.monotonic()
+    def wait_for_news(known: int) -> None:
+        """Until more mail has arrived than the ``known`` messages the players last looked at,
+        or the clock is moved; a bounded poll, never a wait for a time. (Counting from when
+        the players looked, not from now: mail that came in meanwhile, the final result say,
+        is news, and waiting for more after it would wait for ever.)"""
+        started = time.monotonic()
         while len(room.received) == known:
             judge.alive()
             if idle() and move_the_clock():
@@ -331,20 +341,23 @@ def test_a_game_runs_itself_through_kills_garbage_and_a_player_who_never_answers
     moves = 0
     while not any("final result" in m["Subject"] for m in room.inbox(LIST)):
         acted = False
+        looked_at = len(room.received)  # the players read their mail from here on
         for name, player in players.items():
             raw = player.turn(clock.now())
             if raw is not None:
                 deliver(raw, player.sent[-1], "move", address(name))
                 acted = True
                 moves += 1
-        if acted and garbage.rnd.random() < 0.3:
+        # garbage comes between frank's moves: once he has moved, his mailbox has what it
+        # quotes (on a busy machine the judge may not have mailed him yet when others move)
+        if acted and garbage.rnd.random() < 0.3 and players["frank"].sent:
             deliver(*garbage.next(clock.now()))
         if moves >= next_kill:  # a kill at a random moment of the judge's work on these messages
             next_kill = moves + kills.randint(2, 9)
             time.sleep(kills.uniform(0, 0.08))
             judge.kill(crash_at=CRASH_POINTS[judge.starts % len(CRASH_POINTS)] if kills.random() < 0.25 else None)
         if not acted:
-            wait_for_news()
+            wait_for_news(looked_at)
         assert moves < 1500, "the game does not end"
 
     # Once more without a crash point; let it finish what it has in hand and stop it as
@@ -407,9 +420,17 @@ def check_the_seen_table(store, sent, kinds) -> None:
 
 
 def check_the_mail(store, room, sent, events, judge) -> int:
-    rows = [dict(zip([d[0] for d in cursor.description], row)) for cursor in
-            [store.conn.execute("select * from outbox order by id")] for row in cursor.fetchall()]
+    every = [dict(zip([d[0] for d in cursor.description], row)) for cursor in
+             [store.conn.execute("select * from outbox order by id")] for row in cursor.fetchall()]
+    # A reminder may be dropped, never sent: the test moved the clock past its deadline in the
+    # moment between its queueing and its sending, and the default settled its request first.
+    dropped = [r for r in every if r["state"] == "dropped"]
+    assert all(r["kind"] == "reminder" and r["last_error"] == "its request was settled before it went"
+               for r in dropped), dropped
+    rows = [r for r in every if r["state"] != "dropped"]
     assert {r["state"] for r in rows} == {"sent"}, "something is left in the outbox"
+    arrived_ids = {r.message["Message-ID"] for r in room.received}
+    assert not arrived_ids & {r["message_id"] for r in dropped}, "a dropped reminder arrived"
     arrived = Counter((rcpt, r.message["Message-ID"]) for r in room.received for rcpt in r.rcpt_tos)
     # Everything sent arrived, and nothing else did ...
     assert set(arrived) == {(r["recipient"], r["message_id"]) for r in rows}
@@ -434,7 +455,7 @@ def check_the_mail(store, room, sent, events, judge) -> int:
         welcome = [m for m in inbox if "Your mail password for this game:" in _game.text_of(m)]
         assert {m["Message-ID"] for m in welcome} == {inbox[0]["Message-ID"]}
     # lothar: reminded once before each default, never anyone else
-    reminders = [r for r in rows if r["kind"] == "reminder"]
+    reminders = [r for r in every if r["kind"] == "reminder"]
     assert {r["recipient"] for r in reminders} == {address(LAZY)}
     reminded = Counter(store.conn.execute(
         "select round, step, kind from mail_reminders where player = ? and stage = 'reminder'", [LAZY]).fetchall())

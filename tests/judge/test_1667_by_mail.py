@@ -38,7 +38,7 @@ def read_private(text: str) -> dict:
     ("Legal now: ...") instead of listed, and a default may have spaces."""
     owed = by_mail.read_private(text)
     for chunk, request in zip(text.split("\nYou owe: ")[1:], owed["requests"]):
-        listed = re.search(r"^\s*(?:- )?Send exactly one of: (.+)$", chunk, re.M)
+        listed = re.search(r"^\s*(?:- )?(?:Send|Choose) exactly one of: (.+)$", chunk, re.M)
         request["options"] = re.split(r", (?=[a-z])", listed.group(1)) if listed else None
         legal = re.search(r"^\s*(?:- )?Legal now: (.+)$", chunk, re.M)
         request["reveals"] = re.findall(r"\breveal \d\b", legal.group(1)) if legal else []

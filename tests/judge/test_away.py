@@ -9,7 +9,7 @@ import re
 import pytest
 
 from pbem.mail import away, deadlines, judge
-from pbem.protocol import commands, discretion, reports
+from pbem.protocol import away as absence, commands, reports
 from pbem.protocol.errors import Refused
 from pbem.store.audit import audit_store, report_text
 
@@ -51,7 +51,7 @@ def test_a_pause_stops_every_deadline_and_the_resume_moves_them_on_by_its_length
     game = timed()
     assert set(dues(game).values()) == {when(24)}
     sent = len(game.outbox())
-    discretion.pause(game.store, "g1", "summer holidays", at=when(2))
+    absence.pause(game.store, "g1", "summer holidays", at=when(2))
     notices = game.outbox()[sent:]
     assert sorted(r["recipient"] for r in notices) == sorted(
         [f"{p}@example.org" for p in ("ani", "alex", "frank", "lothar")] + ["table@lists.example.org"])
@@ -69,7 +69,7 @@ def test_a_pause_stops_every_deadline_and_the_resume_moves_them_on_by_its_length
     # a move that arrives is taken
     assert game.send("ani", f"password {game.passwords['ani']}\nseal A").outcome == "applied"
     sent = len(game.outbox())
-    discretion.resume(game.store, "g1", at=when(74))
+    absence.resume(game.store, "g1", at=when(74))
     assert dues(game) == {p: when(24 + 72) for p in ("alex", "frank", "lothar")}  # paused 72 hours
     mailed = game.outbox()[sent:]
     private = [r for r in mailed if r["kind"] == "private"]
@@ -83,34 +83,34 @@ def test_a_pause_stops_every_deadline_and_the_resume_moves_them_on_by_its_length
 
 def test_a_request_opened_during_the_pause_gets_its_whole_deadline_from_the_resume(timed):
     game = timed()
-    discretion.pause(game.store, "g1", "a holiday", at=when(1))
+    absence.pause(game.store, "g1", "a holiday", at=when(1))
     game.minute = 120  # the mails arrive an hour into the pause
     for player in ("ani", "alex", "frank", "lothar"):
         game.send(player, f"password {game.passwords[player]}\nseal A")
     opened = {w["player"]: w["since"] for w in reports.waiting(game.session())}
     assert opened and all(since > when(1) for since in opened.values())
-    discretion.resume(game.store, "g1", at=when(50))
+    absence.resume(game.store, "g1", at=when(50))
     assert set(dues(game).values()) == {when(50 + 24)}
 
 
 def test_resume_until_sets_every_open_deadline(timed):
     game = timed()
-    discretion.pause(game.store, "g1", "a holiday", at=when(1))
-    discretion.resume(game.store, "g1", until=when(100), at=when(2))
+    absence.pause(game.store, "g1", "a holiday", at=when(1))
+    absence.resume(game.store, "g1", until=when(100), at=when(2))
     assert set(dues(game).values()) == {when(100)}
-    refused(game, lambda: discretion.pause(game.store, "g1", "", at=when(3)), "needs a reason")
+    refused(game, lambda: absence.pause(game.store, "g1", "", at=when(3)), "needs a reason")
 
 
 def test_bad_pauses_and_resumes_are_refused(timed):
     game = timed()
-    refused(game, lambda: discretion.resume(game.store, "g1", at=when(1)),
+    refused(game, lambda: absence.resume(game.store, "g1", at=when(1)),
             r"^game g1 is not paused, so there is nothing to resume \(pbem pause g1 --reason TEXT pauses it\)$")
-    discretion.pause(game.store, "g1", "a holiday", at=when(1))
-    refused(game, lambda: discretion.pause(game.store, "g1", "again", at=when(2)), "already paused .* pbem resume g1")
-    refused(game, lambda: discretion.resume(game.store, "g1", until=when(0.5), at=when(2)), "not later than now")
-    discretion.resume(game.store, "g1", at=when(3))
+    absence.pause(game.store, "g1", "a holiday", at=when(1))
+    refused(game, lambda: absence.pause(game.store, "g1", "again", at=when(2)), "already paused .* pbem resume g1")
+    refused(game, lambda: absence.resume(game.store, "g1", until=when(0.5), at=when(2)), "not later than now")
+    absence.resume(game.store, "g1", at=when(3))
     commands.reveal_seed(game.store, "g1", force=True, at=when(4))
-    refused(game, lambda: discretion.pause(game.store, "g1", "too late", at=when(5)),
+    refused(game, lambda: absence.pause(game.store, "g1", "too late", at=when(5)),
             "game g1 is over, so it cannot be paused; only a game in play can")
 
 
@@ -160,7 +160,7 @@ def test_an_extension_after_the_deadline_is_refused(timed):
     assert result.lines[0]["text"] == ("the deadline of frank's select passed at 2030-01-02T10:00:00Z; "
                                        "an extension must come before it")
     assert game.frozen()[0] == before
-    refused(game, lambda: discretion.extend(game.store, "g1", "frank", seconds=HOUR, at=when(25)),
+    refused(game, lambda: absence.extend(game.store, "g1", "frank", seconds=HOUR, at=when(25)),
             "passed at 2030-01-02T10:00:00Z")
 
 
@@ -168,7 +168,7 @@ def test_the_moderator_extends_named_deadlines_and_each_player_is_mailed_the_new
     game = timed()
     sent = len(game.outbox())
     outcome = {}
-    discretion.extend(game.store, "g1", "lothar", seconds=2 * DAY, reason="lothar is travelling", at=when(3),
+    absence.extend(game.store, "g1", "lothar", seconds=2 * DAY, reason="lothar is travelling", at=when(3),
                       outcome=outcome)
     assert [(r["player"], r["until"]) for r in outcome["requests"]] == [("lothar", when(72))]
     assert dues(game) == {"ani": when(24), "alex": when(24), "frank": when(24), "lothar": when(72)}
@@ -178,11 +178,11 @@ def test_the_moderator_extends_named_deadlines_and_each_player_is_mailed_the_new
                                              "2030-01-04 10:00:00 UTC, instead of 2030-01-02 10:00:00 UTC "
                                              "(the moderator's decision: lothar is travelling).")
     # the moderator's extensions spend no player's allowance; --until moves everyone
-    discretion.extend(game.store, "g1", until=when(80), at=when(4))
+    absence.extend(game.store, "g1", until=when(80), at=when(4))
     assert set(dues(game).values()) == {when(80)}
-    refused(game, lambda: discretion.extend(game.store, "g1", "ani", until=when(79), at=when(5)),
+    refused(game, lambda: absence.extend(game.store, "g1", "ani", until=when(79), at=when(5)),
             "an extension moves a deadline later")
-    refused(game, lambda: discretion.extend(game.store, "g1", "nobody", seconds=HOUR, at=when(5)),
+    refused(game, lambda: absence.extend(game.store, "g1", "nobody", seconds=HOUR, at=when(5)),
             "no player 'nobody' in game g1; players: ani, alex, frank, lothar")
     # a late default waits for the new deadline
     refused(game, lambda: commands.nmr(game.store, "g1", "ani", at=when(30)), "moved by the moderator's discretion")

@@ -27,7 +27,7 @@ from pbem.mail import deadlines, judge
 from pbem.mail import ingest as pipeline
 from pbem.mail.config import MailConfig
 from pbem.mail.send import send_due
-from pbem.protocol import commands, discretion, reports
+from pbem.protocol import away as absence, commands, reports
 from pbem.store import Store
 
 
@@ -178,7 +178,7 @@ def play(tmp_path, room, port, game_type: str, kinds: dict, seed: int, drop_afte
             # 2. lothar stops answering; the moderator pauses the game for three days.
             del active["lothar"]
             facts["paused_with"] = {(w["player"], w["kind"]): w["due"] for w in waiting()}
-            discretion.pause(store, "g1", "lothar is away, and the table agreed to wait three days", at=clock.tick())
+            absence.pause(store, "g1", "lothar is away, and the table agreed to wait three days", at=clock.tick())
             paused_at = clock.moment
             assert all(w.get("paused") and "due" not in w for w in waiting())
             deliver()
@@ -193,7 +193,7 @@ def play(tmp_path, room, port, game_type: str, kinds: dict, seed: int, drop_afte
                 assert deadlines.tick(store, moment) == [], moment
             assert store.conn.execute("select count(*) from outbox").fetchone()[0] == outbox_before
             clock.moment = paused_at + timedelta(days=3)
-            discretion.resume(store, "g1", at=clock.now())
+            absence.resume(store, "g1", at=clock.now())
             resumed = {(w["player"], w["kind"]): w["due"] for w in waiting()}
             assert resumed
             for key, due in resumed.items():

@@ -97,8 +97,11 @@ def test_the_default_applies_once_after_deadline_and_grace(timed):
     assert "forced" not in nmr[0]["data"]  # through the protocol's own deadline check
     # the step resolved: the judge's write hook queued lothar's private message and the summary
     after = [r for r in game.outbox() if r["queued_at"] == when(25)]
-    assert "lothar@example.org" in {r["recipient"] for r in after if r["kind"] == "private"}
-    assert any(r["kind"] == "summary" for r in after)
+    # one message per player for the moment: the summary, then lothar's private message
+    lothar = [r for r in after if r["recipient"] == "lothar@example.org"]
+    assert [r["kind"] for r in lothar] == ["summary"]
+    parts = json.loads(lothar[0]["render"])["parts"]
+    assert [list(p) for p in parts] == [["spec"], ["text"]] and "private message for lothar" in parts[1]["text"]
     before = everything(game)
     assert deadlines.tick(game.store, when(25)) == []  # run twice at the same time: nothing more
     assert everything(game) == before
@@ -113,12 +116,28 @@ def test_a_late_tick_defaults_without_reminding_first(timed):
     assert game.outbox("reminder") == []
 
 
-def test_a_reminder_inside_the_grace_period_says_when_the_default_applies(timed):
+def test_a_reminder_says_when_the_default_applies(timed):
     game = timed()
-    acts = deadlines.tick(game.store, when(24.5))
+    acts = deadlines.tick(game.store, when(19))
     assert {a.action for a in acts} == {"reminded"}
     body = game.outbox("reminder")[0]["body_text"]
-    assert "was due 2030-01-02 10:00:00 UTC" in body and "by 2030-01-02 11:00:00 UTC" in body
+    assert "is due 2030-01-02 10:00:00 UTC" in body and "by 2030-01-02 11:00:00 UTC" in body
+
+
+@pytest.mark.parametrize("hours", [21, 23.99, 24, 24.5])
+def test_a_reminder_whose_moment_has_passed_is_not_sent_near_the_deadline(timed, hours):
+    """With --remind 6h, a reminder goes out from 6h to 3h before the deadline; a tick that
+    comes later (the judge was down) sends none, in the grace period neither."""
+    game = timed()
+    before = everything(game)
+    assert deadlines.tick(game.store, when(hours)) == []
+    assert everything(game) == before
+
+
+def test_a_reminder_goes_out_until_half_the_reminder_time_is_left(timed):
+    game = timed()
+    assert {a.action for a in deadlines.tick(game.store, when(20.99))} == {"reminded"}
+
 
 
 def test_a_game_that_waits_never_defaults_and_tells_the_late_player_once(timed):
@@ -190,7 +209,8 @@ def test_only_the_named_game_and_a_game_without_mail_is_refused(timed, tmp_path)
 def test_settings_are_checked_and_a_refusal_changes_nothing(timed, make_judge):
     game = timed()
     assert deadlines.settings(game.store, "g1") == {"game": "g1", "deadline_seconds": DAY, "remind_seconds": 6 * HOUR,
-                                                    "grace_seconds": HOUR, "on_late": "default"}
+                                                    "grace_seconds": HOUR, "on_late": "default",
+                                                    "player_summaries": True}
     with pytest.raises(Refused, match="give less than 1d"):
         deadlines.configure(game.store, "g1", remind=DAY)
     with pytest.raises(Refused, match="use default .* or wait"):
@@ -244,16 +264,20 @@ def test_shown_times_across_the_change_to_summer_time():
     assert shown("2030-01-01T23:30:00Z", "UTC") == shown("2030-01-01T23:30:00Z") == "2030-01-01 23:30:00 UTC"
 
 
-def test_a_player_defaulted_while_others_still_owe_is_told_so_not_asked_to_commit(timed):
+def test_late_players_defaulted_in_one_tick_get_one_message(timed):
     game = timed(remind=0, grace=0)
     seal(game, "ani", when(1))
     acts = deadlines.tick(game.store, when(24.5))
     assert [(a.action, a.player) for a in acts] == [("defaulted", p) for p in ("alex", "frank", "lothar")]
-    # alex is defaulted first, while frank and lothar still owe their commitments
-    told = [r for r in game.outbox("private") if r["queued_at"] == when(24.5) and r["recipient"] == "alex@example.org"]
-    body = told[0]["body_text"]
-    assert "you were late, so the default applies to you" in body
-    assert "Send exactly one of" not in body and "pbem seal --context" not in body
+    # one tick, one message to alex: the summary (his default applied, the step resolved)
+    # and his private message for the next step, not one message per default
+    told = [r for r in game.outbox() if r["queued_at"] == when(24.5) and r["recipient"] == "alex@example.org"]
+    assert len(told) == 1 and told[0]["kind"] == "summary"
+    from pbem.mail.moment import render_row
+    text = render_row(game.store, "g1", told[0]["render"], {})[0]
+    assert "alex: no commitment in time; the documented default" in text
+    assert text.index("no commitment in time") < text.index("You were late: the judge applied") < text.index(
+        "private message for alex")
 
 
 def test_each_failure_is_said_once_per_tick_and_the_rest_goes_on(timed):

@@ -79,6 +79,12 @@ class Clock:
 
 # ---------------------------------------------------------------------- reading a private message
 
+def private_part(name: str, text: str) -> str | None:
+    """The private message inside ``text`` (from its heading on), if there is one."""
+    found = re.search(rf"^g1 - Tortuga(?: 1667)? - private message for {name}\n", text, re.M)
+    return text[found.start():] if found else None
+
+
 def read_private(text: str) -> dict:
     """What a player learns from their private message: the requests they owe (kind,
     sealed, whether reveals are open, the options and the default) and the seal token."""
@@ -86,7 +92,7 @@ def read_private(text: str) -> dict:
     for chunk in text.split("\nYou owe: ")[1:]:
         head = chunk.splitlines()[0]
         kind, _, rest = head.partition(", ")
-        options = re.search(r"^\s*Send exactly one of: (.+)$", chunk, re.M)
+        options = re.search(r"^\s*(?:Send|Choose) exactly one of: (.+)$", chunk, re.M)
         default = re.search(r"If you are late, the default applies: (\S+)", chunk)
         requests.append({
             "kind": kind, "sealed": rest.startswith("sealed"),
@@ -125,10 +131,11 @@ class Player:
         return self._password
 
     def latest_private(self):
-        """The newest private message in the mailbox (answers are 'Re: ...', summaries public)."""
+        """The newest message that carries the player's private message: alone, or after the
+        answer to their mail and the summary (one message per moment)."""
         inbox = self.inbox
         for message in inbox[self._read:]:
-            if message["Subject"].startswith("[g1] private message for"):
+            if private_part(self.name, text_of(message)) is not None:
                 self._latest = message
         self._read = len(inbox)
         return self._latest
@@ -139,7 +146,7 @@ class Player:
         if private is None or private["Message-ID"] in self.handled:
             return None
         self.handled.add(private["Message-ID"])
-        owed = self.read(text_of(private))
+        owed = self.read(private_part(self.name, text_of(private)))
         lines = []
         for request in owed["requests"]:
             if request["sealed"] and request["commit"]:
@@ -200,6 +207,33 @@ class Player:
 
 class Ani(Player):
     """Mails ``seal CHOICE``: the judge seals it on receipt."""
+
+
+class AniWhoReseals(Ani):
+    """Ani, who before her first seal sends a mail that seals another choice, which the
+    second replaces: the salt the judge made for it is never revealed."""
+
+    options: list | None = None
+    first: list | None = None
+
+    def pick(self, request: dict) -> str:
+        self.options = request["options"]
+        return super().pick(request)
+
+    def seal(self, choice: str, token: str) -> list[str]:
+        others = [o for o in self.options or () if o != choice]
+        if not self.did["seal"] and others:
+            self.first = [f"password {self.password}", f"seal {others[0]}"]
+        return [f"seal {choice}"]
+
+    def turn(self, now: str):
+        private = self.latest_private()
+        raw = super().turn(now)
+        if self.first is None or raw is None:
+            return raw
+        early, self.first = self.write(private, self.first, now), None
+        self.sent.append(self.sent.pop(-2))  # in the order they are sent
+        return [early, raw]
 
 
 class Alex(Player):
@@ -275,17 +309,20 @@ def test_a_whole_game_played_only_by_mail(tmp_path, smtp_mailroom):
         assert report.ok, report.as_dict()
 
     rnd = random.Random(20300101)
-    players = {cls.__name__.lower(): cls(cls.__name__.lower(), room, rnd)
-               for cls in (Ani, Alex, Frank, Lothar)}
+    players = {name: cls(name, room, rnd)
+               for name, cls in (("ani", AniWhoReseals), ("alex", Alex), ("frank", Frank), ("lothar", Lothar))}
     mails, results = [], []
+    held = set()  # every salt the judge ever kept for a seal made on receipt
     deliver()
     while not any("final result" in m["Subject"] for m in room.inbox(LIST)):
         moved = False
         for player in players.values():
-            raw = player.turn(clock.tick())
-            if raw is not None:
+            raws = player.turn(clock.tick())
+            for raw in [] if raws is None else raws if isinstance(raws, list) else [raws]:
                 mails.append(raw)
                 results.append(pipeline.ingest(store, raw, clock.now(), (JUDGE,)))
+                held |= {json.loads(value)["salt"] for (value,) in
+                         store.conn.execute("select value from secrets where name like 'held/%'")}
                 deliver()  # a judge that sends at once: each player reads the latest news
                 moved = True
         if not moved:
@@ -314,6 +351,7 @@ def test_a_whole_game_played_only_by_mail(tmp_path, smtp_mailroom):
 
     check_the_game(store, pbem, tmp_path)
     check_the_mail(store, room, players)
+    check_secrets_at_rest(store, db, players, held)
 
 
 def check_the_game(store, pbem, tmp_path) -> None:
@@ -329,7 +367,8 @@ def check_the_game(store, pbem, tmp_path) -> None:
     # Nothing was applied twice: one commitment and one reveal per player and step.
     sealed = Counter((e["kind"], e["data"]["player"], e["data"]["round"], e["data"]["step"])
                      for e in events if e["kind"] in ("commit", "reveal"))
-    assert set(sealed.values()) == {1}
+    replaced = {key: n for key, n in sealed.items() if n != 1}  # ani's first seal, replaced in the same mail
+    assert [(key[:2], n) for key, n in replaced.items()] == [(("commit", "ani"), 2)], replaced
     by_judge = Counter(e["data"]["player"] for e in events if e["kind"] == "commit" and e["data"]["by"] == "moderator")
     assert set(by_judge) == {"ani", "lothar"}, by_judge  # the seal-by-mail players; alex and frank sealed at home
 
@@ -366,9 +405,37 @@ def check_the_mail(store, room, players) -> None:
     # The list gets every public summary and the final result, never a private message or an answer.
     listed = Counter(kind[m["Message-ID"]] for m in room.inbox(LIST))
     assert set(listed) == {"summary", "result"} and listed["result"] == 1, listed
-    assert listed["summary"] == len({r["subject"] for r in rows if r["kind"] == "summary"}) > 5
+    assert listed["summary"] == len([r for r in rows if r["kind"] == "summary" and r["recipient"] == LIST]) > 5
+    # Every player gets what the list gets, within their own messages (one per moment).
+    heads = [re.search(r"^Chain head: event \d+ \w+", text_of(m), re.M).group(0) for m in room.inbox(LIST)]
+    for name, player in players.items():
+        theirs = "\n".join(text_of(m) for m in player.inbox)
+        assert [h for h in heads if h not in theirs] == [], name
     # No public message shows a password or a salt (the reveals' salts are public only in the log).
     secrets_ = list(passwords.values()) + [salt for each in salts.values() for salt in each]
-    public = [r.message for r in room.received if kind[r.message["Message-ID"]] in ("summary", "result")]
-    assert len(public) == 5 * len(room.inbox(LIST))
+    public = room.inbox(LIST)
     assert not [secret for m in public for text in bodies(m) for secret in secrets_ if secret in text]
+
+
+def check_secrets_at_rest(store, db, players, held: set) -> None:
+    """After the game, no table of the judge's database holds a mail password (the welcome's
+    copy was removed once it was sent) or a salt that was never revealed (ani's replaced
+    seal); nor does the file itself, free pages included."""
+    passwords = [p.password for p in players.values()]
+    revealed = {event.data["salt"] for event in store.events("g1") if event.kind == "reveal"}
+    unrevealed = held - revealed
+    assert len(unrevealed) == 1, "ani's replaced seal should have left one salt that was never revealed"
+    secrets_ = passwords + sorted(unrevealed)
+    tables = [name for (name,) in store.conn.execute("select name from sqlite_master where type = 'table'")]
+    assert {"events", "secrets", "outbox", "mail_players", "mail_seen"} <= set(tables)
+    found = []
+    for table in tables:
+        for row in store.conn.execute(f'select * from "{table}"'):
+            text = " ".join(str(value) for value in row)
+            found += [(table, secret) for secret in secrets_ if secret in text]
+    assert not found, found
+    welcomes = [row for (row,) in store.conn.execute("select body_text from outbox where body_text like '%mail password%'")]
+    assert len(welcomes) == len(PLAYERS) and all("[removed from the judge's database once sent]" in w for w in welcomes)
+    store.conn.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    on_disk = b"".join(path.read_bytes() for path in db.parent.glob(db.name + "*") if path.is_file())
+    assert not [secret for secret in secrets_ if secret.encode() in on_disk]

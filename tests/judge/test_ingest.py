@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import re
 
 import pytest
@@ -157,7 +159,10 @@ def test_too_many_command_lines_are_refused_with_an_answer(game):
 def test_help_status_and_private_need_no_password(game):
     result = game.send("ani", "help\nstatus\nprivate")
     assert [line["ok"] for line in result.lines] == [True, True, True]
-    assert game.outbox("private")[-1]["recipient"] == "ani@example.org"
+    # one message: the answer, then the private message asked for
+    answer = game.outbox()[-1]
+    assert answer["kind"] == "answer" and answer["recipient"] == "ani@example.org"
+    assert answer["body_text"].index("The judge's answer") < answer["body_text"].index("private message for ani")
 
 
 def test_answers_go_to_the_registered_address_never_to_reply_to(game):
@@ -168,9 +173,20 @@ def test_answers_go_to_the_registered_address_never_to_reply_to(game):
 def test_a_resolved_step_queues_the_summary_for_everyone_and_the_list(game):
     for player in ("ani", "alex", "frank", "lothar"):
         game.send(player, f"password {game.passwords[player]}\nseal {default_select(game, player)}")
+    # the last sealer's answer carries the summary; everyone else gets it, with their private message
     summaries = game.outbox("summary")
     assert sorted(r["recipient"] for r in summaries) == sorted(
-        [f"{p}@example.org" for p in ("ani", "alex", "frank", "lothar")] + ["table@lists.example.org"])
+        [f"{p}@example.org" for p in ("ani", "alex", "frank")] + ["table@lists.example.org"])
+    last = game.outbox("answer")[-1]
+    assert last["recipient"] == "lothar@example.org"
+    assert [list(part) for part in json.loads(last["render"])["parts"]] == [["text"], ["spec"], ["text"]]
+    # rendered: the text in that order, and an HTML part that says all of it, the board drawn
+    from pbem.mail.moment import render_row
+    text, html, files = render_row(game.store, "g1", last["render"], {})
+    assert text.index("The judge's answer for lothar") < text.index("Chain head:") < text.index(
+        "private message for lothar")
+    assert html.index("answer for lothar") < html.index("<svg") < html.index("private message for lothar")
+    assert files is None
 
 
 def test_one_transaction_a_failing_answer_leaves_nothing_and_never_stops_the_mail(game, monkeypatch):
@@ -264,9 +280,8 @@ def _play_until(game, at, wanted, limit: int = 2000):
 def test_a_bare_choice_while_a_sealed_one_is_owed_says_how_to_seal_it(game):
     before = game.frozen()[0]
     result = game.send("ani", f"password {game.passwords['ani']}\nB,C\nCheers, Ani")
-    assert [line["ok"] for line in result.lines] == [False, True]
+    assert [line["ok"] for line in result.lines] == [False]  # the sign-off and the name are not read
     assert result.lines[0]["text"].startswith("not a command; you owe a sealed choice: send 'seal B,C'")
-    assert result.lines[1]["text"] == "ignored: not a command"  # a sign-off is no choice
     assert game.frozen()[0] == before
 
 

@@ -144,3 +144,28 @@ def test_a_tag_naming_a_game_the_sender_does_not_play_is_refused(pbem):
                                                  subject="Re: [g2] move")).stdout
     assert "refused: not a player of that game" in out
     assert log(pbem) == before
+
+
+def test_the_moderators_address_is_set_shown_changed_and_removed(pbem, tmp_path):
+    import sqlite3
+    pbem("new", "g1", "--players", "ani=ani@example.org,alex=alex@example.org", "--now",
+         "--moderator", "Mod@Example.org", "--list", "table@example.org")
+
+    def stored():
+        conn = sqlite3.connect(tmp_path / "pbem.db")
+        try:
+            return conn.execute("select list_address, moderator_address from mail_games").fetchall()
+        finally:
+            conn.close()
+    assert stored() == [("table@example.org", "mod@example.org")]
+    out = pbem("address", "g1", "--moderator", "other@example.org").stdout
+    assert out == "the moderator of g1 is told at other@example.org when mail to a player cannot be delivered\n"
+    pbem("address", "g1", "--list", "forum@example.org")  # the list changes, the moderator stays
+    assert stored() == [("forum@example.org", "other@example.org")]
+    before = stored()
+    bad = pbem("address", "g1", "--moderator", "Mod <mod@example.org>", code=1)
+    assert bad.stderr.startswith("pbem: 'Mod <mod@example.org>' is not a plain email address")
+    assert stored() == before
+    pbem("address", "g1", "ani", "--moderator", "x@example.org", code=2)
+    assert pbem("address", "g1", "--moderator", "none").stdout == "game g1 has no moderator address now\n"
+    assert stored() == [("forum@example.org", None)]

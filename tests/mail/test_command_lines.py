@@ -85,3 +85,50 @@ def test_modern_outlook_html_reply():
             'Ani<br><b>Subject:</b> [g1] your move</font><div>&nbsp;</div></div>'
             '<div>Reply with: seal CHOICE</div><div>commit 6ba2c455</div>')
     assert command_lines(html_to_text(html)) == ["seal B,C"]
+
+
+# ---------------------------------------------------------------------- as people write (issue 16)
+
+def test_sign_offs_and_the_name_after_them_are_not_read():
+    assert command_lines("password x\nseal A\nThanks,\nAni\n") == ["password x", "seal A"]
+    assert command_lines("seal A\nCheers, Ani") == ["seal A"]
+    assert command_lines("seal A\nBest regards\nAni Smith\nACME Corp\n") == ["seal A"]
+    assert command_lines("seal A\nViele Grüße\nLothar\n") == ["seal A"]
+    assert command_lines("thanks!") == []
+
+
+def test_a_sign_off_followed_by_a_command_is_no_sign_off():
+    assert command_lines("thanks\nseal A") == ["thanks", "seal A"]
+    assert command_lines("Best\nstatus") == ["Best", "status"]
+
+
+def test_client_footers_and_disclaimers_end_the_text():
+    assert command_lines("seal A\n\nSent from my iPhone\nstatus\n") == ["seal A"]
+    assert command_lines("seal A\nGet Outlook for Android\nstatus") == ["seal A"]
+    assert command_lines("seal A\nVon meinem iPhone gesendet\nstatus") == ["seal A"]
+    assert command_lines("seal B\nCONFIDENTIALITY NOTICE: this mail...\nseal C") == ["seal B"]
+    assert command_lines("seal B\nThis email and any attachments are confidential and intended solely for "
+                         "the addressee.\nstatus") == ["seal B"]
+
+
+def test_a_hash_or_salt_broken_by_spaces_is_joined():
+    from pbem.mail.lines import read_lines
+    salt = "ab" * 32
+    assert read_lines([f"reveal A {salt[:40]} {salt[40:]}"]).commands[0].args == ("A", salt)
+    assert read_lines([f"reveal A,E {salt[:10]} {salt[10:]}"]).commands[0].args == ("A,E", salt)
+    assert read_lines([f"reveal vote 2 {salt}"]).commands[0].args == ("vote 2", salt)
+    assert read_lines([f"reveal A {salt[:40]}"]).commands[0].args == ("A", salt[:40])  # short: refused later
+    assert read_lines([f"commit {salt[:30]} {salt[30:]}"]).commands[0].args == (salt,)
+    assert read_lines(["reveal 3"]).commands[0].verb == "choice"  # 1667's own reveal
+
+
+def test_what_looks_like_a_choice():
+    from pbem.games import tortuga, tortuga1667
+    for text in ("A", "B,E", "A C", "BE", "none", "skull:raid", "board:alex:red", "a,c"):
+        assert tortuga.looks_like_choice(text), text
+    for text in ("Ani", "Thanks,", "bad", "Hi judge!", "Best regards", "How do I play?"):
+        assert not tortuga.looks_like_choice(text), text
+    for text in ("vote 2", "peek 2,4", "attack", "reveal 3"):
+        assert tortuga1667.looks_like_choice(text), text
+    for text in ("Thanks", "Hi all", "Ahoy mates!"):
+        assert not tortuga1667.looks_like_choice(text), text

@@ -96,3 +96,18 @@ def test_block_quoted_in_a_forum_reply(block):
 def test_any_markup_never_crashes(html):
     out = html_to_text(html)
     assert out == "" or (out.endswith("\n") and not out.startswith("\n") and "\n\n\n" not in out)
+
+
+def test_text_that_is_not_displayed_is_never_read():
+    from pbem.mail.htmltext import html_to_text
+    page = ("<html><head><title>seal X</title></head><body><div>seal A</div>"
+            "<div style=\"display: none\"><div>seal B</div><p>x</p>commit ff</div>"
+            "<p hidden>status</p><!-- seal C --><span style=\"color:red;visibility:hidden\">help</span>"
+            "<div style='mso-hide:all'>seal D</div><div>ok<br>end</div></body></html>")
+    assert html_to_text(page) == "seal A\nok\nend\n"
+
+
+def test_a_hidden_element_ends_where_it_ends_even_with_children_of_its_kind():
+    from pbem.mail.htmltext import html_to_text
+    page = "<div hidden><div>seal B</div><div><br>x</div></div><div>seal A</div>"
+    assert html_to_text(page) == "seal A\n"

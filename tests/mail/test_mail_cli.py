@@ -52,15 +52,30 @@ def test_send_delivers_everything_due(cli, store, put, smtp_server):
 
 def test_a_failure_exits_1_with_one_line_and_stays_queued(cli, store, put, smtp_server):
     server = smtp_server()
-    server.handler.refuse = {"p2@example.org": "550 5.1.1 unknown user"}
+    server.handler.refuse = {"p2@example.org": "451 4.2.1 mailbox busy, try later"}
     put(store, 3)
     result = cli("mail", "send", *smtp_args(server.port))
     one_line_refusal(result, "1 message stays queued for the next 'pbem mail send'")
     lines = result.stdout.splitlines()
     assert lines[1].startswith("failed #2 g1 private to p2@example.org: [g1] message 2: "
-                               "recipient refused: 550 5.1.1 unknown user; retry at ")
+                               "recipient refused: 451 4.2.1 mailbox busy, try later; retry at ")
     assert lines[1].endswith(" UTC") and lines[-1] == "2 sent, 1 failed"
     assert rows(store) == [(1, "sent", 1), (2, "queued", 1), (3, "sent", 1)]
+
+
+def test_a_permanent_refusal_exits_1_and_is_failed_for_good(cli, store, put, smtp_server):
+    server = smtp_server()
+    server.handler.refuse = {"p2@example.org": "550 5.1.1 unknown user"}
+    put(store, 3)
+    result = cli("mail", "send", *smtp_args(server.port))
+    one_line_refusal(result, "1 message failed for good")
+    lines = result.stdout.splitlines()
+    assert lines[1] == ("FAILED #2 g1 private to p2@example.org: [g1] message 2: recipient refused: "
+                        "550 5.1.1 unknown user; given up, not retried (see pbem status g1)")
+    assert rows(store) == [(1, "sent", 1), (2, "failed", 1), (3, "sent", 1)]
+    listed = cli("mail", "outbox").stdout.splitlines()
+    assert len(listed) == 1 and listed[0].startswith("#2 g1 private to p2@example.org: [g1] message 2 - FAILED ")
+    assert listed[0].endswith("after 1 attempt(s): recipient refused: 550 5.1.1 unknown user")
 
 
 def test_a_failure_under_json_is_one_document_with_the_report_and_the_error(cli, store, put, smtp_server):
@@ -71,7 +86,7 @@ def test_a_failure_under_json_is_one_document_with_the_report_and_the_error(cli,
     result = cli("mail", "send", *smtp_args(server.port), "--json")
     assert result.exit_code == 1
     data = json.loads(result.stdout)  # exactly one JSON document
-    assert data["code"] == 1 and "1 message stays queued" in data["error"]
+    assert data["code"] == 1 and "1 message failed for good" in data["error"]
     assert [r["outcome"] for r in data["results"]] == ["failed"]
 
 
@@ -208,7 +223,7 @@ def test_export_and_audit_leave_the_outbox_out(cli, store):
     exported = cli("export", "g1")
     assert exported.exit_code == 0 and "PRIVATE-TILES" not in exported.stdout
     assert "ani@example.org" not in exported.stdout
-    assert cli("audit", "g1").exit_code == 0
+    assert cli("audit", "g1").exit_code == 3  # INCOMPLETE: in play, nothing failed
 
 
 def _mail_commands() -> list[tuple[str, str]]:
@@ -238,7 +253,7 @@ def test_outbox_starts_without_heavy_modules(store, put, private_environment):
     put(store, 1)
     env = {**os.environ, "PYTHONPATH": str(REPO_ROOT)}
     done = subprocess.run([sys.executable, "-X", "importtime", "-m", "pbem.cli.app", "mail", "outbox"],
-                          env=env, capture_output=True, text=True, timeout=60)
+                          env=env, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0 and "[g1] message 1" in done.stdout, done.stderr[-500:]
     modules = {line.split("|")[-1].strip() for line in done.stderr.splitlines()
                if line.startswith("import time:") and "|" in line}

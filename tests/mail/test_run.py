@@ -100,7 +100,7 @@ def spawn(db: Path, *args: str, clock: Path, **env) -> subprocess.Popen:
                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
 
 
-def read_until(process: subprocess.Popen, says: str, within: float = 30.0) -> list[str]:
+def read_until(process: subprocess.Popen, says: str, within: float = 600.0) -> list[str]:
     """The lines the process prints, up to the first containing ``says`` (a bounded poll)."""
     lines, end = [], time.monotonic() + within
     while time.monotonic() < end:
@@ -216,7 +216,7 @@ def test_one_run_per_database_and_sigterm_stops_it_at_once(cli, private_environm
     assert by_hand.exit_code == 1 and f"'pbem mail run' (pid {first.pid}) is running on" in by_hand.stderr
 
     first.send_signal(signal.SIGTERM)
-    assert first.wait(timeout=20) == 0  # woken from its hour of sleep at once
+    assert first.wait(timeout=600) == 0  # woken from its hour of sleep at once (not within an hour)
     assert first.stdout.read().endswith("run: stopped on SIGTERM: the message in hand was finished, nothing is half-done\n")
     assert cli(*run_args(config, "--once")).exit_code == 0  # the lock went with it
 
@@ -244,7 +244,7 @@ def test_sigint_in_the_middle_of_a_batch_finishes_it_and_stops(private_environme
     config, clock = config_file(tmp_path, server.port), clock_file(tmp_path, T0)
     run = processes(spawn(private_environment, *run_args(config, "--maildir", str(folder)), clock=clock,
                           PBEM_INTERRUPT_AT="append:after-insert"))
-    assert run.wait(timeout=30) == 0, run.stderr.read()
+    assert run.wait(timeout=600) == 0, run.stderr.read()
     lines = run.stdout.read().splitlines()
     assert [line.split(": ", 1)[1] for line in lines[1:]] == [
         "m1.ani@example.org (g1, ani): applied; answer queued", "m2.alex@example.org (g1, alex): applied; answer queued",
@@ -261,7 +261,7 @@ def test_sigint_while_sending_sends_the_message_in_hand_and_leaves_the_rest(priv
     make_game(private_environment)
     config, clock = config_file(tmp_path, server.port), clock_file(tmp_path, T0)
     run = processes(spawn(private_environment, *run_args(config), clock=clock, PBEM_INTERRUPT_AT="send:after-claim"))
-    assert run.wait(timeout=30) == 0, run.stderr.read()
+    assert run.wait(timeout=600) == 0, run.stderr.read()
     assert len(server.handler.received) == 1
     with Store(private_environment) as store:
         assert [(r.id, r.state) for r in outbox.listing(store, include_sent=True)] == [(1, "sent"), (2, "queued")]
@@ -275,9 +275,9 @@ def test_a_message_left_in_doubt_by_a_killed_run_goes_out_at_the_next_start(priv
     make_game(private_environment)
     config, clock = config_file(tmp_path, server.port), clock_file(tmp_path, T0)
     crashed = processes(spawn(private_environment, *run_args(config), clock=clock, PBEM_CRASH_AT="send:after-claim"))
-    assert crashed.wait(timeout=30) == 137 and server.handler.received == []
+    assert crashed.wait(timeout=600) == 137 and server.handler.received == []
     again = processes(spawn(private_environment, *run_args(config, "--once"), clock=clock))
-    assert again.wait(timeout=30) == 0, again.stderr.read()
+    assert again.wait(timeout=600) == 0, again.stderr.read()
     assert len(server.handler.received) == 2  # at the same moment of the clock: no claim held it back
 
 
@@ -418,3 +418,32 @@ def test_a_tick_failure_is_said_once_not_at_every_pass(private_environment):
     ticks = [(n.item.action, n.item.player) for n in notes if n.step == "tick"]
     assert ticks == [("failed", "ani"), ("defaulted", "alex")]
     store.close()
+
+
+def test_without_the_picture_renderer_the_run_says_why_once(private_environment, smtp_server, monkeypatch):
+    """Mail goes without board pictures when resvg-py is missing; the run's log says why,
+    once, not at every pass."""
+    from pbem.mail import pictures
+    server = smtp_server()
+    make_game(private_environment)
+    monkeypatch.setitem(sys.modules, "resvg_py", None)  # as if pbem[mail] were not installed
+    pictures._available.cache_clear()
+    store = Store(private_environment)
+    config = MailConfig(judge_address="judge@example.org", smtp_host="127.0.0.1", smtp_port=server.port,
+                        security="plain")
+    at = {"now": T0}
+
+    def more_mail():  # a new private message at the next pass: its pictures are left out too
+        with Store(private_environment) as other:
+            judge.register(other, "g1", "ani", "ani@example.org", at=T0, new_password=True)
+    notes, stop = [], Passes(3, {1: more_mail})
+    try:
+        service.run(store, config, clock=lambda: at["now"], stop=stop, report=notes.append, every=60,
+                    monotonic=lambda: stop.now)
+    finally:
+        pictures._available.cache_clear()
+        store.close()
+    said = [n.item for n in notes if n.step == "send" and n.kind == "note"]
+    assert len(said) == 1 and "resvg-py is not installed" in said[0]
+    sent = [n for n in notes if n.step == "send" and n.kind == "message"]
+    assert len(sent) == 3 and all(n.item.outcome == "sent" for n in sent)

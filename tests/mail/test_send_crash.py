@@ -24,7 +24,7 @@ def run_pbem(db: Path, *args: str, crash_at: str | None = None) -> subprocess.Co
     if crash_at:
         env["PBEM_CRASH_AT"] = crash_at
     return subprocess.run([sys.executable, "-m", "pbem.cli.app", *args], env=env,
-                          capture_output=True, text=True, timeout=60)
+                          capture_output=True, text=True, timeout=600)
 
 
 def send_args(port: int) -> list[str]:

@@ -9,7 +9,7 @@ import json
 
 import pytest
 
-from pbem.protocol import commands, discretion, reports, standin
+from pbem.protocol import away as absence, commands, reports, standin
 from pbem.protocol.errors import Refused
 from pbem.store import Store
 from pbem.store.audit import audit_file, audit_store, report_text
@@ -92,7 +92,7 @@ def test_a_replacement_ends_the_stand_in(tmp_path):
     store = make(tmp_path, after=1)
     while "lothar" not in commands.load(store, "g1").standing_in:
         move(store, seat_absent="lothar")
-    discretion.replace(store, "g1", "lothar", reason="maria takes over", at=AT)
+    absence.replace(store, "g1", "lothar", reason="maria takes over", at=AT)
     session = commands.load(store, "g1")
     assert "lothar" not in session.standing_in and "lothar" not in session.missed
 

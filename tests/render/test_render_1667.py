@@ -232,7 +232,9 @@ def test_final_result_discloses_every_loyalty(finished):
     for fmt in FORMATS:
         text = public(finished, fmt)
         for player, team in result["loyalty"].items():
-            assert f"{player}: {team.capitalize()}, " in text, fmt
+            # the Dutch player's line says what decides their result (a tie), not a team total
+            shown = "Dutch (wins only on a tie): " if team == "dutch" else f"{team.capitalize()}, "
+            assert f"{player}: {shown}" in text, fmt
 
 
 def test_vote_disclosure_hook_lists_who_played_what():
@@ -473,3 +475,74 @@ def test_a_game_played_through_the_log_renders_turn_by_turn(tmp_path):
         f"{p} played {render.vote_face(face)['text']}" for p, face in first["played"].items())
     assert line in summary.render_all(done, "text")[1]
     assert "played" not in json.dumps(summary.render_public(live, None, "text")[0])
+
+
+# ------------------------------------------------------------------------- what the lines say (issue 16)
+
+def _result_text(result: dict, fmt: str = "text") -> str:
+    from pbem.render.environment import environment
+    model = {**render.final_model(result, "g", NAMES), "turns": 9, "seed": None, "seed_hash": None,
+             "audit_file": "g.jsonl", "export_command": None, "chain_head": {"seq": 1, "hash": "ab"}}
+    return environment(fmt).get_template("tortuga1667/_result.j2").render(res=model)
+
+
+@pytest.mark.parametrize("totals, dutch_wins", [({"british": 2, "french": 2}, True), ({"british": 1, "french": 2}, False)])
+def test_the_dutch_players_line_says_what_decided_their_result(totals, dutch_wins):
+    loyalty = {"ani": "british", "bob": "british", "cy": "dutch", "dee": "french", "eve": "french"}
+    winner = "dutch" if dutch_wins else "french"
+    result = {"winner": winner, "totals": totals, "loyalty": loyalty,
+              "scores": {p: {"team": t, "total": totals.get(t, totals["british"])} for p, t in loyalty.items()},
+              "winners": [p for p, t in loyalty.items() if t == winner]}
+    text = _result_text(result)
+    tie = "a tie  WINNER" if dutch_wins else "no tie\n"
+    assert f"cy: Dutch (wins only on a tie): British {totals['british']}, French {totals['french']}, {tie}" in text
+    assert "cy: Dutch, " not in text  # never the British total, as if the Dutch player were British
+    assert f"dee: French, {totals['french']} treasures" in text
+
+
+def _effect_text(effect: dict, fmt: str = "text") -> str:
+    from pbem.render.environment import environment
+    return environment(fmt).get_template("tortuga1667/_effect.j2").render(e=render.effects([effect])[0])
+
+
+def _play_until(predicate, names=NAMES, seeds=range(300)):
+    """(seed, the effects of every choice of the game so far) once ``predicate(effects)``
+    holds for the latest choice; games by a seeded policy that reveals cards often and
+    uses the Fountain of Youth whenever it is asked."""
+    weight = {**WEIGHT, "reveal": 3}
+    for seed in seeds:
+        rng = RandomSource(bytes(range(32)), f"render-{seed}", combine_client_seeds({}))
+        state, pick, seen = game.setup(names, {}, rng), random.Random(seed), []
+        for _ in range(600):
+            if state.phase == "over":
+                break
+            player, kind, entry = owed(state)[0]
+            options = legal.options(state, player, kind, entry)
+            choice = ("fountain use" if "fountain use" in options else
+                      pick.choices(options, [weight.get(o.split()[0], 1) for o in options])[0])
+            state = game.apply(state, player, choice, rng)
+            seen.append(list(state.effects))
+            if predicate(state.effects):
+                return seed, seen
+    raise AssertionError("no game of the seeds tried came to it")
+
+
+def test_a_pistol_foiled_by_the_fountain_of_youth_says_who_was_shot_at():
+    _seed, seen = _play_until(lambda effects: any(e["type"] == "spared" and e["why"] == "pistol" for e in effects))
+    spared = next(e for e in seen[-1] if e["type"] == "spared")
+    shot = next(e for effects in reversed(seen) for e in effects if e["type"] == "shot")
+    assert shot["target"] == spared["player"] and spared["by"] == shot["player"]
+    assert _effect_text(shot) == f"{shot['player']} shoots at {spared['player']} with the Pistol"
+    assert _effect_text(spared) == (f"{spared['player']} is spared by the Fountain of Youth "
+                                    f"(shot at with the Pistol by {shot['player']})")
+    assert _effect_text(spared, "markdown").endswith(f"by **{shot['player']}**)")
+
+
+def test_black_powder_has_a_line_saying_the_rowboats_sank():
+    _seed, seen = _play_until(lambda effects: any(e["type"] == "powder" for e in effects))
+    powder = next(e for e in seen[-1] if e["type"] == "powder")
+    marooned = [e["player"] for e in seen[-1] if e["type"] == "maroon" and e["why"] == "powder"]
+    assert powder["aboard"] == marooned
+    line = _effect_text(powder)
+    assert line.startswith("Black Powder: both rowboats sink for good")
+    assert line.endswith(f"({' and '.join(marooned)} aboard)" if marooned else "(nobody aboard)")

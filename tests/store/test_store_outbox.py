@@ -130,6 +130,24 @@ def test_mark_sent_once(store):
         outbox.mark_sent(store, 99, T0)
 
 
+def test_a_secret_leaves_the_stored_bodies_once_sent(store):
+    """A welcome's password is kept only while the message waits: sent, it is gone from the
+    row (and from the column that named it); a failed try keeps it for the next one."""
+    with store.transaction():
+        queue(store, text="Your mail password: k3y-s3cr3t\npassword k3y-s3cr3t\n", html="<p>k3y-s3cr3t</p>",
+              redact="k3y-s3cr3t")
+        queue(store, text="k3y-s3cr3t is no secret here\n")
+    outbox.mark_failed(store, 1, "450 busy", T0)
+    assert "k3y-s3cr3t" in outbox.get(store, 1).body_text
+    outbox.mark_sent(store, 1, "2024-05-01T12:05:00Z")
+    outbox.mark_sent(store, 2, "2024-05-01T12:05:00Z")
+    row = outbox.get(store, 1)
+    assert row.body_text == (f"Your mail password: {outbox.REDACTED}\npassword {outbox.REDACTED}\n")
+    assert row.body_html == f"<p>{outbox.REDACTED}</p>"
+    assert store.conn.execute("select count(*) from outbox where redact is not null").fetchone()[0] == 0
+    assert outbox.get(store, 2).body_text == "k3y-s3cr3t is no secret here\n"  # nothing to redact there
+
+
 def test_mark_failed_backs_off_from_the_time_given(store):
     with store.transaction():
         queue(store)

@@ -12,7 +12,8 @@ from pbem.store.migrations import MIGRATIONS
 AT = "2024-05-01T12:00:00Z"  # the store is given its times in tests, never the clock
 EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m004_judge",
                   "m005_snapshot_digest", "m006_imap",
-                  "m007_deadlines", "m014_former_players"]
+                  "m007_deadlines", "m008_outbox_redact", "m010_mail_moments", "m010b_plain_mail",
+                  "m012_undeliverable", "m014_former_players"]
 
 
 def columns(db, table):
@@ -25,7 +26,7 @@ def test_blank_database_migrates_to_full_schema(db_path):
         assert set(db.table_names()) == {"_migrations", "events", "secrets", "snapshots", "outbox",
                                          "mail_players", "mail_games", "mail_seen", "mail_strikes",
                                          "imap_folders", "imap_unmarked", "mail_deadlines", "mail_reminders",
-                                         "mail_former"}
+                                         "mail_failures", "mail_former"}
         assert columns(db, "events") == [
             ("game", "TEXT"),
             ("seq", "INTEGER"),
@@ -64,10 +65,16 @@ def test_blank_database_migrates_to_full_schema(db_path):
             ("last_error", "TEXT"),
             ("sent_at", "TEXT"),
             ("render", "TEXT"),
+            ("redact", "TEXT"),
+            ("attachments", "TEXT"),
+            ("claimed_at", "TEXT"),
+            ("deferred_since", "TEXT"),
+            ("failed_at", "TEXT"),
         ]
         assert db["outbox"].pks == ["id"]
         outbox = {column.name: column for column in db["outbox"].columns}
-        nullable = {"id", "in_reply_to", "body_html", "last_error", "sent_at", "render"}
+        nullable = {"id", "in_reply_to", "body_html", "last_error", "sent_at", "render", "redact", "attachments",
+                    "claimed_at", "deferred_since", "failed_at"}
         assert {name for name, column in outbox.items() if not column.notnull} == nullable
         assert outbox["refs"].default_value == "''" and outbox["attempts"].default_value == "0"
         assert [(index.columns, index.unique) for index in db["outbox"].indexes] == [
@@ -75,8 +82,11 @@ def test_blank_database_migrates_to_full_schema(db_path):
             (["message_id"], 1),
         ]
         assert columns(db, "mail_players") == [("game", "TEXT"), ("player", "TEXT"), ("address", "TEXT"),
-                                               ("password_hash", "TEXT"), ("tz", "TEXT")]
+                                               ("password_hash", "TEXT"), ("tz", "TEXT"), ("plain", "INTEGER")]
         assert db["mail_players"].pks == ["game", "player"]
+        assert columns(db, "mail_games") == [("game", "TEXT"), ("list_address", "TEXT"), ("player_summaries", "INTEGER"),
+                                             ("plain", "INTEGER"), ("moderator_address", "TEXT")]
+        assert {c.name: c.default_value for c in db["mail_games"].columns}["plain"] == "0"
         assert db["mail_seen"].pks == ["key"]
         assert columns(db, "mail_strikes") == [("id", "INTEGER"), ("address", "TEXT"), ("kind", "TEXT"), ("at", "TEXT")]
         assert columns(db, "imap_folders") == [("account", "TEXT"), ("folder", "TEXT"), ("uidvalidity", "INTEGER"),
@@ -94,6 +104,10 @@ def test_blank_database_migrates_to_full_schema(db_path):
                                                  ("step", "INTEGER"), ("kind", "TEXT"), ("stage", "TEXT"),
                                                  ("at", "TEXT"), ("message_id", "TEXT")]
         assert db["mail_reminders"].pks == ["game", "player", "round", "step", "kind", "stage"]
+        assert [name for name, _ in columns(db, "mail_failures")] == [
+            "address", "score", "since", "last_at", "last_scored_at", "last_answer", "failed_messages",
+            "dead_since", "told_at", "told_dead_at"]
+        assert db["mail_failures"].pks == ["address"]
         assert all(column.notnull for column in db["mail_reminders"].columns)
         assert columns(db, "mail_former") == [("game", "TEXT"), ("player", "TEXT"), ("address", "TEXT"),
                                               ("until", "TEXT"), ("seq", "INTEGER")]
@@ -109,9 +123,13 @@ def test_blank_database_migrates_to_full_schema(db_path):
 def test_migration_list_is_numbered_in_order():
     names = [migration.__name__ for migration in MIGRATIONS]
     assert names == EXPECTED_NAMES
-    numbers = [int(name[1:4]) for name in names]
-    assert all(name[0] == "m" and name[4] == "_" for name in names)
-    assert numbers == list(range(1, len(names) + 1))  # 1, 2, 3, ... with no gap
+    import re
+    # m001_..., m002_...: numbered in order; a letter after the number (m010b_) marks a
+    # migration made beside another of the same number on a parallel branch
+    found = [re.fullmatch(r"m(\d{3})([a-z]?)_[a-z0-9_]+", name) for name in names]
+    assert all(found), names
+    keys = [(int(m.group(1)), m.group(2)) for m in found]
+    assert keys == sorted(set(keys)) and keys[0] == (1, "")
 
 
 def test_reopening_does_not_rerun_migrations(db_path):

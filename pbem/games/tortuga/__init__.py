@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import re
+
 from ..base import MAX_OPTIONS, Request
-from .choices import SYNTAX, format_dice, parse_dice
+from .choices import PREFIXED, SYNTAX, format_dice, parse_dice
 from .engine import apply, check, check_players, default_for, open_requests, options_for, setup
 from .model import State
 from .scoring import result
@@ -37,6 +39,20 @@ def parse_face_table(text: str) -> list[list[int]]:
     """A dice face table file (format in faces.py) as the ``faces`` option of ``setup``."""
     from .faces import parse
     return [list(row) for row in parse(text)]
+
+
+_DICE_LIST = re.compile(r"(?:[A-Ea-e](?:\s*[,;\s]\s*[A-Ea-e])*|[A-E]{2,5}|none)[.!]?", re.IGNORECASE)
+
+
+def looks_like_choice(text: str) -> bool:
+    """Whether a line looks meant as a choice of this game (a mail's greeting or sign-off does
+    not): a KIND:... prefix, or dice letters (B,C / B C / BC / none). The email judge refuses
+    such a line when it is wrong, and reads past any other line."""
+    head = text.strip().split(":", 1)
+    if len(head) == 2 and head[0].strip().lower() in PREFIXED:
+        return True
+    word = text.strip()
+    return bool(_DICE_LIST.fullmatch(word)) and (word.lower() == "none" or not word.isalpha() or word.isupper())
 
 
 def normalize(kind: str, text: str) -> str:

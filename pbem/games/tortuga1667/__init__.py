@@ -11,7 +11,7 @@ from ..base import MAX_OPTIONS, InvalidChoice, Request
 from . import legal
 from .engine import apply, check, owed
 from .model import MAX_PLAYERS, MIN_PLAYERS, VARIANTS, State
-from .parse import words
+from .parse import KIND_OF_WORD, first_word, words
 from .setup import check_players, setup
 from .views import view
 
@@ -37,6 +37,12 @@ def pending(state: State) -> list[Request]:
             prompt=legal.describe(options),
         ))
     return out
+
+
+def looks_like_choice(text: str) -> bool:
+    """Whether a line looks meant as a choice of this game: it starts with one of the game's
+    words (peek, vote, reveal, force, ...). A greeting or a sign-off does not."""
+    return first_word(text) in KIND_OF_WORD and len(words(text)) <= 8
 
 
 def normalize(kind: str, text: str) -> str:

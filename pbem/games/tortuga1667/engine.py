@@ -47,7 +47,8 @@ def validate(s: State, player: str, text: str) -> tuple[str, dict, str]:
     kind, entry = _owed_by(s, player)
     if kind is None:
         waiting = ", ".join(f"{p} ({k})" for p, k, _ in owed(s))
-        raise NotYourTurn(f"{player} owes no choice now; waiting for {waiting or 'nobody: the game is over'}")
+        raise NotYourTurn(f"it is not {player}'s turn: {player} owes no choice now; waiting for "
+                          f"{waiting or 'nobody: the game is over'}")
     opts = legal.options(s, player, kind, entry)
     word = first_word(text)
     wanted = KIND_OF_WORD.get(word)
@@ -139,6 +140,7 @@ def _loot(s, player, w, entry, rng):
 
 
 def _shoot(s, player, w, entry, rng):
+    s.effects.append({"type": "shot", "player": player, "target": w[1]})
     threaten(s, w[1], "pistol", by=player)
 
 

@@ -46,6 +46,7 @@ def _albatross(s, player, card, rng):
 
 
 def _black_powder(s, player, card, rng):
+    s.effects.append({"type": "powder", "aboard": [s.rowboats[ship] for ship in SHIPS if s.rowboats[ship] is not None]})
     # the Dutchman's rowboat lands first, so its pawn gets the better place on Tortuga
     for ship in SHIPS:
         if s.rowboats[ship] is not None:

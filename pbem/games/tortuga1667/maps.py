@@ -86,7 +86,8 @@ def threaten(s: State, player: str, why: str, by: str | None = None) -> None:
 def answer_fountain(s: State, player: str, choice: str, entry: dict) -> None:
     if choice == "fountain use":
         use(s, player, "fountain")
-        s.effects.append({"type": "spared", "player": player, "why": entry["why"]})
+        by = {"by": entry["by"]} if entry.get("by") else {}  # who shot, or which captain
+        s.effects.append({"type": "spared", "player": player, "why": entry["why"], **by})
     elif entry["why"] == "captain" and atlantis_target(s, player):
         s.queue.insert(0, {"kind": "atlantis", "player": player, "why": "maroon", "by": entry["by"]})
     else:

@@ -1,0 +1,160 @@
+"""Mail that cannot be delivered: each failing address's bounce score, the player marked
+"mail not delivered", and the moderator's notice.
+
+In the manner of Mailman 3's bounce processing: every failure that a mail server reports
+for an address (an SMTP refusal, a bounce that came back by mail) is recorded against the
+address with the server's last words. A permanent failure adds 1 to the address's score, at
+most once a day (a burst of bounces on one day is one bad day, not five); a score not
+raised for ``STALE_AFTER`` starts again from 0. At ``THRESHOLD`` the address is marked
+"mail not delivered": the judge then sends its players no reminder (``is_dead``) until they
+mail the judge again or the moderator gives or re-gives their address (``clear``).
+
+Some failures leave no doubt and mark the address at once (``certain``): the judge's own
+SMTP server refused the recipient (a 5xx to RCPT TO: no one else can forge that), or a
+bounce quotes the Message-ID of a message the judge sent to that very address (Mailman's
+VERP probe does the same: a stranger cannot know the random Message-ID).
+
+The moderator of each game the address plays in (``pbem address GAME --moderator ADDR``)
+is mailed once when the address starts failing and once when it is marked, each time in
+the same transaction as the failure; ``for_game`` gives ``pbem status`` the same facts.
+Times are parameters; nothing here reads the clock. Writes run inside the caller's
+transaction.
+"""
+
+from __future__ import annotations
+
+from ..protocol.times import shift
+from ..store import judge as tables
+
+THRESHOLD = 3.0  # Mailman 3's default is 5, for lists; a game's deadline is often two days
+STALE_AFTER = 7 * 86400  # seconds: Mailman 3's bounce_info_stale_after
+# 'pbem replace' (a new person takes a seat) is named to the moderator once it exists.
+HAS_REPLACE = False
+FIELDS = ("address", "score", "since", "last_at", "last_scored_at", "last_answer", "failed_messages",
+          "dead_since", "told_at", "told_dead_at")
+
+
+def record(store, address: str, answer: str, at: str, certain: bool = False, message: bool = True) -> dict:
+    """Record a failure of ``address`` at ``at`` with the server's ``answer``; tell the
+    moderators what is news; return the address's record (see ``FIELDS``).
+    ``message``: a message of the judge was failed for it (counted for the moderator)."""
+    from ..store.outbox import one_line
+    store._require_transaction("failures.record()")
+    address, answer = address.lower(), one_line(answer)
+    old = get(store, address)
+    if old is not None and old["dead_since"] is None and old["last_scored_at"] \
+            and at >= shift(old["last_scored_at"], STALE_AFTER):
+        store.conn.execute("delete from mail_failures where address = ?", [address])
+        old = None  # stale: it starts again, as if it were the first failure
+    if old is None:
+        store.conn.execute("insert into mail_failures (address, score, since, last_at, last_answer) "
+                           "values (?, 0, ?, ?, ?)", [address, at, at, answer])
+        old = get(store, address)
+    score, scored = old["score"], old["last_scored_at"]
+    if certain:
+        score, scored = max(score, THRESHOLD), at
+    elif scored is None or scored[:10] != at[:10]:  # once a day, as Mailman counts
+        score, scored = score + 1, at
+    dead = old["dead_since"] or (at if score >= THRESHOLD else None)
+    store.conn.execute("update mail_failures set score = ?, last_scored_at = ?, last_at = ?, last_answer = ?, "
+                       "failed_messages = failed_messages + ?, dead_since = ? where address = ?",
+                       [score, scored, at, answer, int(message), dead, address])
+    now = get(store, address)
+    _tell(store, now, at)
+    return get(store, address)
+
+
+def get(store, address: str) -> dict | None:
+    row = store.conn.execute(f"select {', '.join(FIELDS)} from mail_failures where address = ?",
+                             [address.lower()]).fetchone()
+    return dict(zip(FIELDS, row)) if row else None
+
+
+def is_dead(store, address: str) -> bool:
+    """Whether ``address`` is marked "mail not delivered" (no reminder goes to it)."""
+    row = store.conn.execute("select dead_since from mail_failures where address = ?", [address.lower()]).fetchone()
+    return bool(row and row[0])
+
+
+def clear(store, address: str) -> bool:
+    """The address works again (its player mailed the judge, or the moderator gave it
+    again): forget its failures. True when there were any."""
+    store._require_transaction("failures.clear()")
+    return store.conn.execute("delete from mail_failures where address = ?", [address.lower()]).rowcount > 0
+
+
+def for_game(store, game: str) -> list[dict]:
+    """The players of ``game`` whose current address fails, each with ``player`` and
+    ``commands`` (what helps) added to the address's record; by player."""
+    rows = store.conn.execute(
+        f"select p.player, {', '.join('f.' + f for f in FIELDS)} from mail_players p "
+        "join mail_failures f on f.address = lower(p.address) where p.game = ? order by p.player", [game]).fetchall()
+    out = []
+    for player, *values in rows:
+        entry = {"player": player, **dict(zip(FIELDS, values))}
+        entry["marked"] = entry["dead_since"] is not None
+        entry["commands"] = commands(game, player)
+        out.append(entry)
+    return out
+
+
+def commands(game: str, player: str) -> list[str]:
+    """The commands that help a moderator whose player's mail fails."""
+    out = [f"pbem address {game} {player} NEW-ADDRESS", f"pbem mail outbox --game {game}"]
+    if _has_replace():
+        out.insert(1, f"pbem replace {game} {player} --email NEW-ADDRESS")
+    return out
+
+
+def _has_replace() -> bool:
+    return HAS_REPLACE
+
+
+def line(entry: dict) -> str:
+    """One line for ``pbem status`` and ``pbem games``."""
+    when = _shown(entry["since"])
+    state = "MAIL NOT DELIVERED (no reminders)" if entry["marked"] else f"bounce score {entry['score']:g} of {THRESHOLD:g}"
+    return (f"{entry['player']} <{entry['address']}>: {state}; failing since {when}, "
+            f"{entry['failed_messages']} message(s) failed, last answer: {entry['last_answer']}; "
+            f"try: {entry['commands'][0]}")
+
+
+def _shown(at: str | None) -> str:
+    return at.replace("T", " ").replace("Z", " UTC") if at else "-"
+
+
+def _tell(store, entry: dict, at: str) -> None:
+    """Mail each moderator of a game the address plays in, once at the first failure and
+    once when it is marked (one message when both happen at once)."""
+    news_start = entry["told_at"] is None
+    news_dead = entry["dead_since"] is not None and entry["told_dead_at"] is None
+    if not (news_start or news_dead):
+        return
+    for row in tables.players_at(store, entry["address"]):
+        moderator = tables.moderator_address(store, row.game)
+        if moderator and moderator.lower() != entry["address"]:
+            _queue_notice(store, row.game, row.player, moderator, entry, at)
+    store.conn.execute("update mail_failures set told_at = coalesce(told_at, ?), told_dead_at = ? where address = ?",
+                       [at, at if entry["dead_since"] else None, entry["address"]])
+
+
+def _queue_notice(store, game: str, player: str, moderator: str, entry: dict, at: str) -> None:
+    from ..store import outbox
+    from .judge import _domain, subject_tag
+    marked = entry["dead_since"] is not None
+    lines = [f"The judge cannot deliver mail to {player} in game {game} ({entry['address']}).", "",
+             f"Failing since:     {_shown(entry['since'])}",
+             f"Last server answer: {entry['last_answer']}",
+             f"Messages failed:   {entry['failed_messages']}",
+             f"Bounce score:      {entry['score']:g} (at {THRESHOLD:g} the player is marked \"mail not delivered\")", ""]
+    if marked:
+        lines += [f"{player} is now marked \"mail not delivered\": the judge sends {player} no reminder until "
+                  f"{player} mails the judge again or you give an address. Defaults still apply at the deadlines.", ""]
+    else:
+        lines += ["The judge goes on trying; you are told again if the address is marked \"mail not delivered\".", ""]
+    lines += ["What helps:"] + [f"  {command}" for command in commands(game, player)] + [
+        f"  pbem status {game}", "", "(docs/email.md, \"When mail cannot be delivered\")"]
+    subject = (f"{subject_tag(game)} mail to {player} " + ("not delivered: no more reminders" if marked
+                                                            else "cannot be delivered"))
+    outbox.queue(store, game=game, kind="notice", recipient=moderator, subject=subject,
+                 text="\n".join(lines) + "\n", at=at, domain=_domain(store))

@@ -1,0 +1,204 @@
+"""One message per recipient per moment: how the judge's mail is put together.
+
+A moment is whatever one incoming mail, one action of ``pbem mail tick`` or one command
+causes. Everything it causes for one player goes to them as ONE message, in this order:
+
+    1. the answer to their mail (only for the player who sent it),
+    2. what happened: the public summaries the moment produced (or the final result),
+    3. what they owe now: their private message (with a notice on top, such as a welcome).
+
+The list address gets the summaries alone. With ``pbem mail settings GAME
+--player-summaries no`` a game with a list leaves the round summaries to the list: its
+players get the final result, and otherwise only answers and private messages.
+
+Summaries are rendered when the message is sent (a summary replays the log up to the head it
+names, so its text is the same whenever it is rendered); a message that carries one is
+queued as what to render: ``{"parts": [...]}``, each part ``{"text": ...}`` or ``{"spec":
+...}`` (see ``pbem.mail.judge.queue_summary``). ``render_row`` makes its bodies; the HTML
+alternative (when there is a summary) is built in ``html_of`` alone, so that a richer HTML
+part (a board picture) has one place to go.
+"""
+
+from __future__ import annotations
+
+import json
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+RULE = "=" * 66
+LATE = ("You were late: the judge applied the documented default for you (the summary, or the\n"
+        "next one, says what it was).\n\n")
+EXPORT_TYPE = "application/x-ndjson"
+
+
+@dataclass
+class Moment:
+    at: str
+    game: str | None = None
+    answer: dict | None = None
+    summaries: list[dict] = field(default_factory=list)  # {"spec", "subject", "kind"}, in order
+    privates: dict[str, dict] = field(default_factory=dict)  # player -> {"text", "subject", "address"}
+    defaulted: set = field(default_factory=set)  # players to whom a default was applied
+
+    def add_answer(self, game: str, player: str | None, address: str, text: str, subject: str,
+                   in_reply_to: str | None, references: tuple) -> None:
+        _check(address)
+        self.game = self.game or game
+        self.answer = {"game": game, "player": player, "address": address, "text": text, "subject": subject,
+                       "in_reply_to": in_reply_to, "references": list(references)}
+
+    def add_summary(self, game: str, spec: dict, subject: str, kind: str, addresses=()) -> None:
+        for address in addresses:  # everyone it goes to: a bad address fails the action that caused it
+            _check(address)
+        self.game = self.game or game
+        key = (spec["what"], spec.get("round"))
+        # a later summary of the same round shows all the earlier one did, and more
+        self.summaries = [s for s in self.summaries if (s["spec"]["what"], s["spec"].get("round")) != key]
+        self.summaries.append({"spec": spec, "subject": subject, "kind": kind})
+
+    def add_private(self, game: str, player: str, address: str, text: str, subject: str,
+                    html: str | None = None) -> None:
+        """``html``: the private message's own HTML document, if it has one (a board picture);
+        else the HTML alternative shows its text."""
+        _check(address)
+        self.game = self.game or game
+        self.privates[player] = {"text": text, "subject": subject, "address": address, "html": html}
+
+
+def _check(address: str) -> None:
+    """The outbox's own check, when a part is added (inside the savepoint of what caused
+    it), not only when the moment's messages are queued at its end."""
+    from ..store.outbox import check_address
+    check_address(address, "recipient")
+
+
+@contextmanager
+def moment(store, at: str):
+    """Collect the mail of one moment; queue it, one message per recipient, at the end of
+    the block (inside the caller's transaction). Nested moments are the outer one."""
+    outer = getattr(store, "moment", None)
+    if outer is not None:
+        yield outer
+        return
+    current = store.moment = Moment(at)
+    try:
+        yield current
+        store.moment = None
+        flush(store, current)
+    finally:
+        store.moment = None
+
+
+def current(store) -> Moment | None:
+    return getattr(store, "moment", None)
+
+
+def flush(store, m: Moment) -> list[str]:
+    """Queue the moment's messages; returns their Message-IDs."""
+    from ..store import judge as tables
+    from ..store import outbox
+    from .judge import _domain
+    if m.game is None and m.answer is None:
+        return []
+    ids = []
+    specs = [s for s in m.summaries]
+    final = [s for s in specs if s["spec"]["what"] == "result"]
+    listed = tables.list_address(store, m.game) if m.game and specs else None
+    shared = specs if (not listed or tables.player_summaries(store, m.game)) else final
+    players = tables.mail_players(store, m.game) if m.game else {}
+    order = sorted(set(players) if shared else set())
+    order += sorted(p for p in m.privates if p not in order)
+    answered = m.answer["player"] if m.answer else None
+    if answered is not None and answered not in order:
+        order.insert(0, answered)
+    if m.answer is not None and answered is None:  # an answer to someone who plays no game here
+        ids.append(_queue(store, outbox, m.answer["game"], "answer", m.answer["address"], m.answer["subject"],
+                          [{"text": m.answer["text"]}], m.at, _domain(store), m.answer))
+    for player in order:
+        parts, answer = [], None
+        if m.answer is not None and player == answered:
+            answer = m.answer
+            parts.append({"text": answer["text"]})
+        parts += [{"spec": s["spec"]} for s in shared]
+        private = m.privates.get(player)
+        if private is not None:
+            text = (LATE + private["text"]) if player in m.defaulted else private["text"]
+            parts.append({"text": text, **({"html": private["html"]} if private.get("html") else {})})
+        if not parts:
+            continue
+        address = (answer or private or {}).get("address") or players[player].address
+        if answer is not None:
+            kind, subject = "answer", answer["subject"]
+        elif shared:
+            kind = shared[-1]["kind"]
+            subject = shared[-1]["subject"] + ("; and your private message" if private else "")
+        else:
+            kind, subject = "private", private["subject"]
+        ids.append(_queue(store, outbox, m.game, kind, address, subject, parts, m.at, _domain(store), answer))
+    if listed:
+        ids.append(_queue(store, outbox, m.game, specs[-1]["kind"], listed, specs[-1]["subject"],
+                          [{"spec": s["spec"]} for s in specs], m.at, _domain(store), None))
+    return ids
+
+
+def _queue(store, outbox, game, kind, address, subject, parts, at, domain, answer) -> str:
+    rendered = all("text" in p for p in parts)
+    text = _join([p["text"] for p in parts]) if rendered else ""
+    html = html_of([p["text"] for p in parts], [p.get("html") for p in parts]) if rendered else None
+    return outbox.queue(store, game=game, kind=kind, recipient=address, subject=subject[:200], text=text, html=html,
+                        render=None if rendered else json.dumps({"parts": parts}),
+                        in_reply_to=answer["in_reply_to"] if answer else None,
+                        references=answer["references"][-10:] if answer else (), at=at, domain=domain)
+
+
+def _join(texts: list[str]) -> str:
+    texts = [t.rstrip("\n") + "\n" for t in texts if t.strip()]
+    return ("\n" + RULE + "\n\n").join(texts)
+
+
+# ---------------------------------------------------------------------- rendering at send time
+
+def render_row(store, game: str, render: str, cache: dict) -> tuple[str, str | None, str | None]:
+    """(text, html, attachments) of a row queued as what to render; ``cache`` keeps each
+    summary rendered once for every recipient."""
+    from .judge import materialize
+    data = json.loads(render)
+    if "parts" not in data:  # a row queued before moments: one summary spec alone
+        data = {"parts": [{"spec": data}]}
+    texts, htmls, files = [], [], []
+    for part in data["parts"]:
+        if "text" in part:
+            texts.append(part["text"])
+            htmls.append(part.get("html"))
+            continue
+        key = (game, json.dumps(part["spec"], sort_keys=True))
+        if key not in cache:
+            cache[key] = materialize(store, game, json.dumps(part["spec"]))
+        text, html, attached = cache[key]
+        texts.append(text)
+        htmls.append(html)
+        files += attached
+    return _join(texts), html_of(texts, htmls), (json.dumps(files) if files else None)
+
+
+def html_of(texts: list[str], htmls: list[str | None]) -> str | None:
+    """The HTML alternative of a message (None when no part has HTML of its own): the first
+    HTML document's head, then each part where it stands, its HTML ``<body>`` or its text in
+    a ``<pre>`` (an answer, a notice). A client that shows the HTML part shows only it, so it
+    holds everything the text says."""
+    import html as markup
+    import re
+    docs = [h for h in htmls if h]
+    if not docs:
+        return None
+    head, _, rest = docs[0].partition("<body>")
+    if not rest:
+        return docs[0]
+    pieces = []
+    for text, doc in zip(texts, htmls):
+        if doc is None:
+            pieces.append(f"<pre>{markup.escape(text.rstrip())}</pre>\n")
+        else:
+            body = re.search(r"<body>(.*)</body>", doc, re.S)
+            pieces.append(body.group(1) if body else doc)
+    return head + "<body>\n" + "<hr>\n".join(pieces) + "</body>\n</html>\n"

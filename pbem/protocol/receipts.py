@@ -1,0 +1,152 @@
+"""The judge's signed receipts: a promise that an event is in the log (docs/protocol.md §12).
+
+This module is a contract. A receipt body is::
+
+    {"v": 1, "kind": "receipt", "game": G, "player": P, "seq": N, "event": KIND,
+     "hash": H, "head_seq": M, "head_hash": HM, "judge_key": K}
+
+signed with Ed25519 by the judge key over ``b"pbem-receipt-v1" 0x00 canonical_json(body)``
+and armoured (label RECEIPT) around ``{"receipt": body, "sig": base64 signature}``. It
+binds only hashes and indexes: never a choice, a salt or a hidden card.
+
+Checking a receipt against a log gives a contradiction (the judge lied: ``Contradiction``)
+or nothing; a receipt that cannot be used at all (unreadable, malformed, for another game,
+badly signed) raises ``UnusableReceipt``. Game-agnostic.
+"""
+
+from __future__ import annotations
+
+import base64
+import re
+
+from .canonical import canonical_json
+from .errors import BadAuditInput
+
+RECEIPT_TAG = "pbem-receipt-v1"
+SECRET_NAME = "judge_key"  # the store's private entry holding the judge's secret key
+# the events a player's submission writes, which earn that player a receipt
+RECEIPTED = ("commit", "reveal", "reveal_held", "decide", "client_seed", "key")
+FIELDS = ("v", "kind", "game", "player", "seq", "event", "hash", "head_seq", "head_hash", "judge_key")
+_HASH = re.compile(r"[0-9a-f]{64}")
+
+
+class UnusableReceipt(BadAuditInput):
+    """A receipt that proves nothing (a usage error of the audit, not a verdict)."""
+
+
+def short(digest: str) -> str:
+    return f"{digest[:8]}…"
+
+
+def signed_message(body: dict) -> bytes:
+    return RECEIPT_TAG.encode("ascii") + b"\x00" + canonical_json(body)
+
+
+def make_body(game: str, player: str, seq: int, kind: str, event_hash: str,
+              head: tuple[int, str], judge_public: str) -> dict:
+    return {"v": 1, "kind": "receipt", "game": game, "player": player, "seq": seq, "event": kind,
+            "hash": event_hash, "head_seq": head[0], "head_hash": head[1], "judge_key": judge_public}
+
+
+def sign_body(secret_text: str, body: dict) -> str:
+    from .signing import _private_key
+    return base64.b64encode(_private_key(secret_text).sign(signed_message(body))).decode("ascii")
+
+
+def receipt_block(secret_text: str, body: dict) -> str:
+    """The armoured receipt (one block, ending with a newline)."""
+    from .armour import RECEIPT, armour
+    return armour({"receipt": body, "sig": sign_body(secret_text, body)}, RECEIPT)
+
+
+def read_receipts(text: str, where: str = "") -> list[dict]:
+    """The receipt bodies of every receipt block in ``text``, each checked for form and
+    signature; raise UnusableReceipt naming the block otherwise."""
+    from .armour import RECEIPT, ArmourError, extract_blocks
+    prefix = f"{where}: " if where else ""
+    try:
+        payloads = extract_blocks(text, RECEIPT)
+    except ArmourError as exc:
+        raise UnusableReceipt(f"{prefix}{exc}") from None
+    return [_checked(payload, f"{prefix}receipt block {number}")
+            for number, payload in enumerate(payloads, start=1)]
+
+
+def _checked(payload: dict, block: str) -> dict:
+    from .signing import KeyFormatError, parse_public_key
+    body = payload.get("receipt")
+    if set(payload) != {"receipt", "sig"} or not isinstance(body, dict) or set(body) != set(FIELDS):
+        raise UnusableReceipt(f"{block} is not a pbem receipt (fields {', '.join(FIELDS)} and a signature)")
+    ints = [body[k] for k in ("seq", "head_seq")]
+    if (body["v"] != 1 or body["kind"] != "receipt" or any(type(i) is not int for i in ints)
+            or not 1 <= body["seq"] <= body["head_seq"]
+            or not all(isinstance(body[k], str) for k in ("game", "player", "event", "judge_key"))
+            or not all(isinstance(body[k], str) and _HASH.fullmatch(body[k]) for k in ("hash", "head_hash"))):
+        raise UnusableReceipt(f"{block} is malformed: version 1, indexes 1 <= seq <= head_seq, "
+                              f"hashes of 64 lowercase hex characters")
+    try:
+        parse_public_key(body["judge_key"])
+        good = _verify(body, payload["sig"])
+    except KeyFormatError as exc:
+        raise UnusableReceipt(f"{block}: its judge key is not a key: {exc}") from None
+    if not good:
+        raise UnusableReceipt(f"{block}: the signature does not verify under its judge key, so it proves "
+                              f"nothing (altered, or not made by a judge)")
+    return body
+
+
+def _verify(body: dict, signature: object) -> bool:
+    from .signing import _strict_b64decode, parse_public_key
+    if not isinstance(signature, str):
+        return False
+    raw = _strict_b64decode(signature.strip())
+    if raw is None or len(raw) != 64:
+        return False
+    from cryptography.exceptions import InvalidSignature
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+    try:
+        Ed25519PublicKey.from_public_bytes(parse_public_key(body["judge_key"])).verify(raw, signed_message(body))
+    except (InvalidSignature, ValueError):
+        return False
+    return True
+
+
+def contradiction(number: int, body: dict, judge_key: str | None, hashes: list[str]) -> str | None:
+    """Why the log (``hashes[i]`` is the hash of event i+1, ``judge_key`` its created's)
+    contradicts receipt ``number``, in the words of docs/protocol.md §13; None if it agrees."""
+    from .signing import fingerprint
+    what = f"receipt {number} ({body['player']}, event {body['seq']} {body['event']})"
+    if judge_key is None:
+        return (f"{what} is signed by judge key {fingerprint(body['judge_key'])}, but this log's created "
+                f"names no judge key")
+    if judge_key != body["judge_key"]:
+        return (f"{what} is signed by judge key {fingerprint(body['judge_key'])}, but this log's created "
+                f"names judge key {fingerprint(judge_key)}")
+    last = len(hashes)
+    if body["seq"] > last:
+        return f"{what} is contradicted: the judge signed event {body['seq']} as {short(body['hash'])}, the log stops at event {last}: the judge cut the log"
+    if hashes[body["seq"] - 1] != body["hash"]:
+        return (f"{what} is contradicted: the judge signed event {body['seq']} as {short(body['hash'])}, "
+                f"the log has {short(hashes[body['seq'] - 1])} there: the judge changed or dropped that event")
+    if body["head_seq"] > last:
+        return (f"{what} is contradicted: the judge signed head event {body['head_seq']} as "
+                f"{short(body['head_hash'])}, the log stops at event {last}")
+    if hashes[body["head_seq"] - 1] != body["head_hash"]:
+        return (f"{what} is contradicted: the judge signed head event {body['head_seq']} as "
+                f"{short(body['head_hash'])}, the log has {short(hashes[body['head_seq'] - 1])} there")
+    return None
+
+
+def issue(store, game: str, after_seq: int, players) -> list[str]:
+    """Receipt blocks for the events after ``after_seq`` that name one of ``players`` and
+    are submissions, each bound to the head now; [] in a game without a judge key."""
+    secret = store.get_secret(game, SECRET_NAME)
+    if secret is None:
+        return []
+    from .signing import public_from_secret
+    public = public_from_secret(secret)
+    head = store.head(game)
+    wanted = set(players)
+    return [receipt_block(secret, make_body(game, ev.data["player"], ev.seq, ev.kind, ev.hash, head, public))
+            for ev in store.events(game, after=after_seq)
+            if ev.kind in RECEIPTED and ev.data.get("player") in wanted]

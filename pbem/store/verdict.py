@@ -1,0 +1,130 @@
+"""What an audit proves with what the public and the players kept, and its verdict line.
+
+The checks of docs/protocol.md §13 that need no rules: the published seed hash, the
+published chain heads (each must be a prefix of the log) and the players' receipts (§12).
+They run after the chain check and before the replay; the first failure is the verdict's
+reason. ``verdict`` turns a finished report into OK / INCOMPLETE / FAIL and its one line.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..protocol.errors import BadAuditInput
+from ..protocol.receipts import contradiction, short
+
+OK, INCOMPLETE, FAIL = "OK", "INCOMPLETE", "FAIL"
+EXIT_CODES = {OK: 0, FAIL: 1, INCOMPLETE: 3}
+
+
+@dataclass
+class Published:
+    """What the auditor was given besides the log."""
+
+    seed_hash: str | None = None
+    heads: list = field(default_factory=list)  # (seq, hash or its first 8+ hex characters), from --head
+    head_files: list = field(default_factory=list)  # (name, bytes), from --heads
+    receipts: list = field(default_factory=list)  # receipt bodies, already checked for form and signature
+
+
+class PublishedMismatch(Exception):
+    def __init__(self, seq: int | None, reason: str):
+        super().__init__(reason)
+        self.seq, self.reason = seq, reason
+
+
+def check_published(published: Published | None, game: str, rows: list[dict], report: dict) -> None:
+    """Seed hash, heads, receipts, in that order; raise PublishedMismatch at the first
+    contradiction, BadAuditInput for what cannot be used. Counts go into ``report``."""
+    published = published or Published()
+    created = rows[0]["data"] if rows and rows[0]["kind"] == "created" else {}
+    report["seed_hash_checked"] = published.seed_hash is not None
+    if published.seed_hash is not None:
+        logged = created.get("seed_hash") if isinstance(created.get("seed_hash"), str) else ""
+        if logged != published.seed_hash:
+            raise PublishedMismatch(1, f"the seed hash in created is {short(logged)}, not the published "
+                                       f"{short(published.seed_hash)}: the game was dealt from another seed")
+    heads = list(published.heads)
+    for name, raw in published.head_files:
+        from ..protocol.heads import NoHeads, heads_in_file
+        try:
+            heads += heads_in_file(raw, game)
+        except NoHeads as exc:
+            raise BadAuditInput(f"{name}: {exc}") from None
+    hashes = [row["hash"] for row in rows]
+    distinct = list(dict.fromkeys(heads))
+    for seq, digest in distinct:
+        _check_head(seq, digest, hashes)
+    report["heads_checked"] = len(distinct)
+    judge_key = created.get("judge_key")
+    report["receipts_possible"] = judge_key is not None
+    for number, body in enumerate(published.receipts, start=1):
+        if body["game"] != game:
+            raise BadAuditInput(f"receipt {number} is for game {body['game']}, not {game}")
+        reason = contradiction(number, body, judge_key, hashes)
+        if reason is not None:
+            raise PublishedMismatch(body["seq"], reason)
+    report["receipts_checked"] = len(published.receipts)
+
+
+def _check_head(seq: int, digest: str, hashes: list[str]) -> None:
+    from ..protocol.canonical import GENESIS_HASH
+    if seq == 0:
+        if not GENESIS_HASH.startswith(digest):
+            raise PublishedMismatch(0, f"published head event 0 {short(digest)} is not a prefix of this log: "
+                                       f"its event 0 is {short(GENESIS_HASH)}")
+        return
+    if seq > len(hashes):
+        raise PublishedMismatch(len(hashes) + 1, f"published head event {seq} {short(digest)} is not a prefix of "
+                                                 f"this log: the log stops at event {len(hashes)}")
+    if not hashes[seq - 1].startswith(digest):
+        raise PublishedMismatch(seq, f"published head event {seq} {short(digest)} is not a prefix of this log: "
+                                     f"its event {seq} is {short(hashes[seq - 1])}")
+
+
+def _plural(n: int, one: str, many: str) -> str:
+    return one if n == 1 else f"{n} {many}"
+
+
+def _proven(report: dict) -> str:
+    seed = ("seed hash matches the published one" if report.get("seed_hash_checked")
+            else "seed hash not compared (none given)")
+    n = report.get("heads_checked", 0)
+    heads = ("no published heads given" if not n
+             else _plural(n, "1 published head is a prefix", "published heads are prefixes"))
+    receipts = (_plural(report.get("receipts_checked", 0), "1 receipt checked", "receipts checked")
+                if report.get("receipts_possible") else "receipts not possible (no judge key in created)")
+    return f"{seed}, {heads}, {receipts}"
+
+
+def _discretion(report: dict) -> str:
+    """The pauses, extensions, replacements and stand-in moves of the log (protocol.away)."""
+    if not report.get("discretion"):
+        return ""
+    from ..protocol.away import tally_text
+    return f"; the judge's discretion: {tally_text(report['discretion'])}"
+
+
+def verdict(report: dict, rows: list[dict] | None, private_seed: bool = False) -> dict:
+    """Add ``verdict`` and ``verdict_line`` to a finished report (and return it)."""
+    if not report["ok"]:
+        report.update(verdict=FAIL, verdict_line=f"{FAIL}: {report['problem']}")
+        return report
+    rows = rows or []
+    if rows and rows[-1]["kind"] == "seed_revealed":
+        report.update(verdict=OK, verdict_line=f"{OK}: complete, {_proven(report)}{_discretion(report)}")
+        return report
+    started = next((row["seq"] for row in rows if row["kind"] == "started"), None)
+    held = sum(1 for row in rows if row["kind"] == "reveal_held")
+    if started is None:
+        unchecked = "no draws yet"
+    elif private_seed:
+        unchecked = f"draws from event {started} on were checked with the moderator's private seed only"
+    else:
+        also = f" and {_plural(held, '1 held reveal', 'held reveals')}" if held else ""
+        unchecked = f"draws from event {started} on{also} are unchecked"
+    last = rows[-1]["seq"] if rows else 0
+    report.update(verdict=INCOMPLETE, verdict_line=(
+        f"{INCOMPLETE}: the log stops at event {last} before the seed is revealed; {unchecked}; {_proven(report)}"
+        f"{_discretion(report)}"))
+    return report
