@@ -221,6 +221,11 @@ def m012_undeliverable(db: Database) -> None:
             dead_since TEXT,
             told_at TEXT,
             told_dead_at TEXT
+        )
+        """
+    )
+
+
 def m014_former_players(db: Database) -> None:
     # The addresses of people who left a seat (pbem replace), kept privately so that their
     # later mail is answered with why it is refused instead of as a stranger's. Never
