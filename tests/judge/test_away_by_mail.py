@@ -64,14 +64,6 @@ def newcomer(base, seat: str, room, rnd):
         def inbox(self):
             return self.room.inbox(NEW_ADDRESS)
 
-        def latest_private(self):
-            inbox = self.inbox
-            for message in inbox[self._read:]:
-                if message["Subject"].startswith(("[g1] private message for", "[g1] welcome,")):
-                    self._latest = message
-            self._read = len(inbox)
-            return self._latest
-
         def envelope(self, private, now):
             msg = super().envelope(private, now)
             msg.replace_header("From", f"Maria <{NEW_ADDRESS}>")
