@@ -52,8 +52,8 @@ def build(only: str | None = None, command: str | None = None) -> typer.Typer:
         if command is not None:
             new.registered_commands = [c for c in new.registered_commands if c.name == command]
         return new
-    from . import audit, deadlines, game, judge, mail, pages, play, run, tools
-    for group in (game, play, audit, tools, pages, mail, judge, deadlines, run):
+    from . import audit, away, deadlines, game, judge, mail, pages, play, run, tools
+    for group in (game, play, audit, tools, pages, mail, judge, deadlines, run, away):
         group.register(new)
     return new
 

@@ -106,6 +106,8 @@ def follow_ups(store, session, before: dict, position: tuple, seq: int, at: str,
     messages when ``privates`` is false: see ``hold_privates``)."""
     if session.seq == seq:
         return
+    from . import away
+    away.notices(store, session, seq, at)
     from .deadlines import drop_settled
     drop_settled(store, session, at)
     if privates:

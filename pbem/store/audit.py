@@ -55,6 +55,10 @@ def _audit(game: str, rows: list[dict], seed: bytes | None, published=None,
         held = _held_count(session, rows)
         if held:
             report["held_reveals"] = held
+        from ..protocol.away import tally
+        discretion = tally(rows)
+        if discretion:
+            report["discretion"] = discretion
         report["finished"] = session.finished
         if session.finished:
             result = session.rules.result(session.state)
@@ -213,6 +217,9 @@ def report_text(report: dict) -> str:
         lines.append(f"held reveals (anonymous steps): {held['count']}, "
                      + ("each checked against its commitment and its step's digest (disclosed)" if held["disclosed"]
                         else "order checked; their contents are disclosed and checked at the end"))
+    if report.get("discretion"):
+        from ..protocol.away import tally_text
+        lines.append(f"the judge's discretion, each logged with who asked and why: {tally_text(report['discretion'])}")
     if report.get("scores"):
         lines.append("final scores: " + ", ".join(f"{p} {s}" for p, s in report["scores"].items()))
     return "\n".join(lines)

@@ -243,6 +243,36 @@ def last_fetch(store) -> dict | None:
     return None if row is None else {"at": row[0], "account": row[1], "folder": row[2], "last_uid": row[3]}
 
 
+@dataclass(frozen=True)
+class Former:
+    """Someone who answered for ``player`` in ``game`` until ``until`` (event ``seq``)."""
+
+    game: str
+    player: str
+    address: str
+    until: str
+    seq: int
+
+
+def add_former(store, game: str, player: str, address: str, until: str, seq: int) -> None:
+    store._require_transaction("add_former()")
+    store.conn.execute("insert or replace into mail_former (game, player, address, until, seq) values (?, ?, ?, ?, ?)",
+                       (game, player, address.lower(), until, seq))
+
+
+def forget_former(store, game: str, address: str) -> None:
+    """``address`` plays in ``game`` again (a seat given back to them): no longer a former player."""
+    store._require_transaction("forget_former()")
+    store.conn.execute("delete from mail_former where game = ? and address = ?", (game, address.lower()))
+
+
+def former_at(store, address: str) -> list[Former]:
+    """Every seat ``address`` once answered for and no longer does."""
+    rows = _rows(store, "select game, player, address, until, seq from mail_former where address = ? order by until",
+                 (address.lower(),))
+    return [Former(*row) for row in rows]
+
+
 def moderator_address(store, game: str) -> str | None:
     """Where the judge tells the moderator of ``game`` what needs them (mail that fails)."""
     rows = _rows(store, "select moderator_address from mail_games where game = ?", (game,))

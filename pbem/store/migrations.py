@@ -245,6 +245,24 @@ def m013_page_folders(db: Database) -> None:
     db["page_folders"].create({"game": str, "folder": str}, pk="game", not_null={"game", "folder"})
 
 
+def m014_former_players(db: Database) -> None:
+    # The addresses of people who left a seat (pbem replace), kept privately so that their
+    # later mail is answered with why it is refused instead of as a stranger's. Never
+    # exported; the log records only that the seat changed hands (a 'replaced' event).
+    db.execute(
+        """
+        CREATE TABLE mail_former (
+            game TEXT NOT NULL,
+            player TEXT NOT NULL,
+            address TEXT NOT NULL,
+            until TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            PRIMARY KEY (game, address)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -259,6 +277,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m011_snapshot_rounds,
     m012_undeliverable,
     m013_page_folders,
+    m014_former_players,
 ]
 
 

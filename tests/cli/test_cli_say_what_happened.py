@@ -81,6 +81,8 @@ def _failing_runs(tmp_path, public_key) -> dict[str, list[str]]:
         "start": ["start", "g"], "status": ["status", "nogame"], "submit": ["submit", "g", str(tmp_path / "none.txt")],
         "page": ["page", "nogame", "-o", str(tmp_path / "nogame.html")],
         "verify-page": ["verify-page", "-o", str(_a_file(tmp_path))],
+        "pause": ["pause", "nogame", "--reason", "holidays"], "resume": ["resume", "g"],
+        "extend": ["extend", "g", "zed", "24h"], "replace": ["replace", "g", "zed"],
     }
 
 

@@ -29,7 +29,7 @@ def test_docs_print_the_pages_sha256(pages):
     assert printed, "docs/protocol.md must print the verifier page's SHA-256"
     actual = hashlib.sha256(pages.VERIFY.read_bytes()).hexdigest()
     assert printed.group(1) == actual, (f"docs/protocol.md prints {printed.group(1)} for verify.html, but the file's "
-                                        f"SHA-256 is {actual}: update the line in §16")
+                                        f"SHA-256 is {actual}: update the line in §17")
 
 
 def test_verify_page_command_writes_the_same_bytes(tmp_path):
