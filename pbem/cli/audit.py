@@ -67,12 +67,21 @@ def _brief(kind: str, data: dict) -> str:
 def export(game: GameArg,
            output: Annotated[Optional[Path], typer.Option("-o", "--output", help="Write to this new file (default: standard output).")] = None,
            force: Annotated[bool, typer.Option("--force", help="Replace an existing output file (never the database).")] = False,
+           fmt: Annotated[str, typer.Option("--format", help="jsonl (the log, for audits) or sqlite (the public record as tables for Datasette; needs -o).")] = "jsonl",
            db: DbOption = None):
     """The log as JSON Lines, for anyone to audit (public: the seed only once revealed).
 
+    With --format sqlite: the public record as a SQLite database to browse with Datasette
+    (events, players, commitments, reveals, rounds or turns, votes, results), nothing more.
+
     \b
     Example: pbem export g1 -o g1.jsonl
+    Example: pbem export g1 --format sqlite -o public.db && datasette public.db
     """
+    if fmt not in ("jsonl", "sqlite"):
+        fail(f"unknown format {fmt!r}; use jsonl (the log) or sqlite (a public database for Datasette)", 2)
+    if fmt == "sqlite" and output is None:
+        fail("--format sqlite writes a database file: give it with -o, e.g. -o public.db", 2)
     from ..store import export_lines
     from .common import db_path
     if output is not None:
@@ -85,6 +94,11 @@ def export(game: GameArg,
     if not events:
         from ..protocol.commands import load
         load(store, game)
+    if fmt == "sqlite":
+        from ..render import public_db
+        count = public_db.write_store_game(store, game, output)
+        typer.echo(f"wrote the public record of {game} ({count} events) to {output}", err=True)
+        return
     text = "".join(export_lines(events))  # each line already ends in a newline
     if output:
         output.write_text(text, encoding="utf-8")
@@ -131,12 +145,18 @@ def audit(game: Annotated[Optional[str], typer.Argument(help="A game in the data
         published.seed_hash = seed_hash.strip().lower()
         if len(published.seed_hash) != 64 or any(c not in "0123456789abcdef" for c in published.seed_hash):
             fail("give --seed-hash as the 64 hex characters of the seed hash the game published at its start", 2)
+    from .inputs import InputRefused
     try:
         for path in heads or []:
             published.head_files.append((str(path), bytes(read_bytes(str(path), HEADS)[1])))
         for path in receipt or []:
             from ..mail.message import submission_text  # a saved mail is decoded first
             published.receipts += read_receipts(submission_text(bytes(read_bytes(str(path), RECEIPTS)[1])), str(path))
+    except (OSError, InputRefused) as exc:  # what the auditor gave cannot be read: no verdict
+        fail(f"{exc.strerror or exc}: {exc.filename}" if getattr(exc, "filename", None) else str(exc), 2)
+    except BadAuditInput as exc:
+        fail(str(exc), 2)
+    try:
         if file is not None:
             report = auditing.audit_file(read_text(file, EXPORT), published)
         else:
@@ -158,13 +178,18 @@ def replay(file: Annotated[Path, typer.Argument(help="An exported log (JSON Line
            fmt: FormatOption = "text", as_json: JsonOption = False):
     """Replay an exported game and print every round's summary and the final result.
 
+    With --json, the summaries' data and every random draw (label, n, value) in the order
+    the rules drew them, for a checker to compare with its own.
+
     \b
     Example: pbem replay examples/games/four-players.jsonl --format markdown
     """
     from ..render import record, summary
     from .inputs import EXPORT, read_text
-    game = record.from_export(read_text(file, EXPORT))
+    game = record.from_export(read_text(file, EXPORT), draws=as_json)
     models, text = summary.render_all(game, fmt, audit_file=str(file))
+    if as_json:  # every draw of the game, in the order the rules made them (docs/protocol.md §4)
+        models["draws"] = [{"label": label, "n": n, "value": value} for label, n, value in game.session.rng.draws]
     emit(models, as_json, text)
 
 

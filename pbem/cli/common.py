@@ -49,6 +49,8 @@ def open_store(db: Optional[Path], create: bool = False):
     from ..store import Store
     store = Store(db_path(db), create=create)
     judge.attach(store)  # writes to a game with addresses queue the mail they call for
+    from ..render import publish
+    publish.attach(store)  # and to a game that keeps its viewer in a folder, write it again
     return store
 
 
@@ -211,6 +213,8 @@ FormatOption = Annotated[str, typer.Option(
 
 
 def due_text(entry: dict) -> str:
+    if entry.get("paused"):
+        return ", paused"
     if "due" not in entry:
         return ""
     return f", due {entry['due'].replace('T', ' ').replace('Z', ' UTC')}" + (" - OVERDUE" if entry.get("overdue") else "")
@@ -226,6 +230,9 @@ def status_text(r: dict) -> str:
         word = r.get("round_word") or round_word(r.get("type"))  # 1667's summaries say "turn"
         step = f", step {r['step']}" if word == "round" or r["step"] else ""
         lines.append(f"{word} {r['round']}{step}, phase {r['phase']}{start}")
+        if r.get("paused"):
+            lines.append(f"paused since {r['paused']['since'].replace('T', ' ').replace('Z', ' UTC')} "
+                         f"({safe(r['paused']['reason'])}): no deadline runs until pbem resume {r['game']}")
         if r["waiting"]:
             lines.append("waiting for: " + "; ".join(
                 f"{safe(w['player'])} ({w['kind']}{', sealed' if w['sealed'] else ''}"

@@ -43,6 +43,9 @@ def new(
     remind: RemindOption = None,
     grace: GraceOption = None,
     on_late: OnLateOption = None,
+    extensions: Annotated[Optional[int], typer.Option("--extensions", help="How often each player may ask for more time by mail ('extend 24h'); default 1, 0 for never.", show_default=False)] = None,
+    extension_max: Annotated[Optional[str], typer.Option("--extension-max", help="The most time a player may ask for at once, e.g. 24h (the default).", show_default=False)] = None,
+    stand_in_after: Annotated[Optional[int], typer.Option("--stand-in-after", help="After this many defaults in a row for one seat, a stand-in plays it by a documented policy (docs/rules.md) until its player moves again or is replaced.", show_default=False)] = None,
     db: DbOption = None,
     as_json: JsonOption = False,
 ):
@@ -90,6 +93,12 @@ def new(
     store = open_store(db, create=True)
     settings = dict(require_signatures=require_signatures, deadline_seconds=parse_duration(deadline),
                     keys=key_map, start=now)
+    allowance = {k: v for k, v in (("count", extensions), ("max_seconds", parse_duration(extension_max)))
+                 if v is not None}
+    if allowance:
+        settings["extensions"] = allowance
+    if stand_in_after is not None:
+        settings["stand_in_after"] = stand_in_after
     if addresses or list_address or deadlines or moderator:
         from ..mail import judge
         session = judge.create_game(store, game, game_type, names, options, addresses, list_address,

@@ -137,7 +137,7 @@ def tick(store, now: str, game: str | None = None, on_action=None) -> list[Actio
         if on_action is not None:
             on_action(action)
     from .moment import moment
-    for name in [game] if game is not None else tables.mail_games(store):
+    for name in [game] if game is not None else tables.mail_games_to_tick(store, now):
         done: list[Action] = []
         try:
             # one transaction and one moment per game: whatever this tick causes for a player
@@ -146,9 +146,9 @@ def tick(store, now: str, game: str | None = None, on_action=None) -> list[Actio
                 _tick_game(store, name, now, done.append)
         except _errors() as exc:  # a game that cannot be read (damaged, say) holds up no other
             done = [Action(name, "-", "failed", None, None, "-", "-", error=_one_line(exc))]
+        maybe_crash("tick:after-game")
         for action in done:  # heard of once committed
             said(action)
-        maybe_crash("tick:after-game")
     return actions
 
 

@@ -28,8 +28,6 @@ from ..store import judge as tables
 
 THRESHOLD = 3.0  # Mailman 3's default is 5, for lists; a game's deadline is often two days
 STALE_AFTER = 7 * 86400  # seconds: Mailman 3's bounce_info_stale_after
-# 'pbem replace' (a new person takes a seat) is named to the moderator once it exists.
-HAS_REPLACE = False
 FIELDS = ("address", "score", "since", "last_at", "last_scored_at", "last_answer", "failed_messages",
           "dead_since", "told_at", "told_dead_at")
 
@@ -101,13 +99,8 @@ def for_game(store, game: str) -> list[dict]:
 def commands(game: str, player: str) -> list[str]:
     """The commands that help a moderator whose player's mail fails."""
     out = [f"pbem address {game} {player} NEW-ADDRESS", f"pbem mail outbox --game {game}"]
-    if _has_replace():
-        out.insert(1, f"pbem replace {game} {player} --email NEW-ADDRESS")
+    out.insert(1, f"pbem replace {game} {player} --email NEW-ADDRESS (a new person takes the seat)")
     return out
-
-
-def _has_replace() -> bool:
-    return HAS_REPLACE
 
 
 def line(entry: dict) -> str:

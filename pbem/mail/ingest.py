@@ -1,9 +1,9 @@
 """The email judge's pipeline for one incoming message:
 
     limits (bytes) -> read (bytes -> Incoming) -> seen? -> screen (loops, bounces, lists)
-    -> bounces (read what failed: pbem.mail.bounces) -> rate limits -> route (game, player)
-    -> refuse what is past a limit (size, parts, lines, ... see ``pbem.mail.limits``; command
-    lines) -> authenticate (password or signatures)
+    -> bounces (what the screen turned away is read for addresses that failed: pbem.mail.bounces)
+    -> rate limits -> route (game, player) -> refuse what is past a limit (size, parts,
+    lines, ... see ``pbem.mail.limits``; command lines) -> authenticate (password or signatures)
     -> the protocol's own commands, one savepoint each -> answer (outbox) -> mark seen
 
 All of it is one transaction (or, for a batch from an mbox or Maildir, one savepoint in the
@@ -36,6 +36,8 @@ read past. One command a line:
   reveal CHOICE SALT     its reveal, once every commitment is in
   CHOICE                 an open decision, e.g. {open}
   client-seed TEXT       your client seed, before the game starts
+  extend 24h             more time for what you owe now (the game allows it once, up to 24h, unless
+                         its moderator set otherwise), before your deadline passes
   status                 who owes what
   private                your private message again
   help                   this text
@@ -180,6 +182,7 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
     if not msg.sender:
         raise _Stop("not answered: no sender address")
     registered = tables.players_at(store, msg.sender)
+    _former(store, msg, registered, now)
     if not registered:
         if tables.strikes_since(store, msg.sender, "unknown", _earlier(now, 86400)):
             raise _Stop("not answered: unknown sender (already answered today)")
@@ -284,6 +287,24 @@ def _alive(store, address: str) -> None:
     failures.clear(store, address)
 
 
+def _former(store, msg, registered, now: str) -> None:
+    """Mail from someone who left a seat (pbem replace) for the game it names, or from an
+    address that plays no game here now: refused with why (once a day)."""
+    from .away import former_refusal
+    from .quoting import command_lines
+    named = read_lines(command_lines(msg.text)).game or next(
+        (m.group(1) for m in GAME_TAG.finditer(msg.subject) if store.has_game(m.group(1))), None)
+    if registered and (named is None or named in {row.game for row in registered}):
+        return
+    answer = former_refusal(store, msg.sender, named)
+    if answer is None:
+        return
+    if tables.strikes_since(store, msg.sender, "former", _earlier(now, 86400)):
+        raise _Stop("not answered: former player (already answered today)")
+    tables.strike(store, msg.sender, "former", now)
+    raise _Stop("refused: former player", answer)
+
+
 def _route(store, msg, reading, registered):
     games = {row.game: row for row in registered}
     tags = [m.group(1) for m in GAME_TAG.finditer(msg.subject)]
@@ -384,6 +405,8 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
             done = ("sealed on receipt (the judge keeps the salt; once every commitment is in it checks your choice "
                     "and holds it, unseen by the others, until the game ends)" if anonymous else
                     "sealed on receipt (the judge keeps the salt and reveals it once every commitment is in)")
+        elif command.verb == "extend":
+            return _extend(store, row, command.args[0], now)
         elif command.verb == "client-seed":
             after = commands.add_client_seed(store, game, player, command.args[0], at=now)
             done = "client seed recorded"
@@ -416,6 +439,30 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
         return False, _one_line(exc), None
 
 
+def _extend(store, row, text: str, now: str) -> tuple[bool, str, object]:
+    """A player's own extension (``extend 24h``), within the game's allowance."""
+    from ..protocol import away as absence
+    from ..protocol.errors import Refused
+    from ..render.times import shown
+    seconds = _duration(text)
+    if seconds is None:
+        raise Refused(f"extend {_shown(text)}: give a duration like 12h or 1d, e.g. extend 24h")
+    outcome: dict = {}
+    after = absence.extend(store, row.game, row.player, seconds=seconds, by="player", reason="asked by mail",
+                              at=now, outcome=outcome)
+    dues = "; ".join(f"your {r['kind']} (round {r['round']}, step {r['step']}) is now due {shown(r['until'], row.tz)}"
+                     for r in outcome["requests"])
+    return True, f"extension granted: {dues}", after
+
+
+def _duration(text: str) -> int | None:
+    units = {"m": 60, "h": 3600, "d": 86400}
+    text = text.strip().lower()
+    if len(text) >= 2 and text[-1] in units and text[:-1].isdigit() and 0 < int(text[:-1]) <= 10000:
+        return int(text[:-1]) * units[text[-1]]
+    return None
+
+
 def _shown(text: str) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
@@ -430,6 +477,8 @@ def _status_text(store, game: str, session, tz: str | None = None) -> str:
     word = round_word(report.get("type"))  # the game's own word for a round: 1667 says "turn"
     step = f", step {report['step']}" if word == "round" or report["step"] else ""
     where = f"{word} {report['round']}{step}, {report['phase']}" if report["started"] else "not started"
+    if report.get("paused"):
+        where += f"; PAUSED since {shown(report['paused']['since'], tz, seconds=False)} (no deadline runs)"
     return f"{game}: {where}; waiting for: {waiting}; chain head {report['chain_head']['seq']} {report['chain_head']['hash'][:16]}"
 
 

@@ -10,7 +10,7 @@ Games without any address are left alone. A mail the judge acts on may hold seve
 commands; its private messages are queued once, as things stand after all of them
 (``one_mail``).
 
-Public summaries are costly to render (a replay of the whole log), so their outbox row holds
+Public summaries are costly to render (a replay of a round), so their outbox row holds
 what to render: the game, the round and the chain head it describes. ``mail send`` renders
 it from the log up to that head, so the text is the same whenever it is rendered
 (``materialize``); everything else is rendered when queued.
@@ -106,6 +106,8 @@ def follow_ups(store, session, before: dict, position: tuple, seq: int, at: str,
     messages when ``privates`` is false: see ``hold_privates``)."""
     if session.seq == seq:
         return
+    from . import away
+    away.notices(store, session, seq, at)
     from .deadlines import drop_settled
     drop_settled(store, session, at)
     if privates:
@@ -164,7 +166,9 @@ def queue_private(store, session, player: str, at: str, notice: str = "", kind: 
     where = "before the start" if session.state is None else _where(session)
     subject = subject or f"{subject_tag(session.game_id)} private message for {player}: {where}"
     m = current(store)
-    if m is not None and kind == "private":  # goes out with the rest of the moment, after the answer
+    # goes out with the rest of the moment, after the answer; a message with a password in it
+    # goes alone, so that the outbox can cut the password out once it is sent (``redact``)
+    if m is not None and kind == "private" and not secret:
         m.add_private(session.game_id, player, row.address, text, subject, html=html)
         return None
     return outbox.queue(store, game=session.game_id, kind=kind, recipient=row.address, subject=subject,
@@ -188,29 +192,36 @@ def queue_summary(store, session, round_: int | None, at: str, final: bool = Fal
 
 
 def materialize(store, game: str, spec_text: str) -> tuple[str, str, list[dict]]:
-    """The text, HTML and files of a summary: the log up to the head it names, rendered. The
-    final result carries the export (GAME.jsonl), so that every player can audit the game
-    without the moderator."""
+    """The text, HTML and files of a summary: the log up to the head it names, rendered. A
+    round's summary is replayed from the snapshot taken before that round began (the cost
+    of one round); the final result, once per game, from the first event, and it carries
+    the export (GAME.jsonl), so that every player can audit the game without the moderator,
+    and the game's viewer (GAME.html, ``pbem page``)."""
     from ..store.export import export_lines
     from ..protocol.commands import SEED, held_source
     from ..protocol.errors import Refused
     from ..render import record, summary
     spec = json.loads(spec_text)
-    events = store.events(game)[: spec["upto"]]
+    if spec["what"] != "result":
+        rec = record.for_round(store, game, spec["round"], spec["upto"], spec["head"])
+        return (summary.render_public(rec, spec["round"], "text")[1],
+                summary.render_public(rec, spec["round"], "html")[1], [])
+    events = store.events(game, upto=spec["upto"])
     if len(events) != spec["upto"] or events[-1].hash != spec["head"]:
         raise Refused(f"game {game}: the log no longer reaches event {spec['upto']} {spec['head'][:8]}…; "
                       f"run pbem audit {game}")
     secret = store.get_secret(game, SEED)
     rec = record.build(game, events, bytes.fromhex(secret) if secret else None, held_source(store, game))
-    if spec["what"] == "result":
-        file = f"{game}.jsonl"
-        note = (f"The whole log of the game is attached as {file}. To check every draw yourself, "
-                f"save it and run: pbem audit --file {file}\n\n")
-        files = [{"filename": file, "content_type": "application/x-ndjson", "text": "".join(export_lines(events))}]
-        return (note + summary.render_public(rec, None, "text", audit_file=file)[1],
-                summary.render_public(rec, None, "html", audit_file=file)[1], files)
-    return (summary.render_public(rec, spec["round"], "text")[1],
-            summary.render_public(rec, spec["round"], "html")[1], [])
+    from ..render import viewer
+    file = f"{game}.jsonl"
+    note = (f"The whole log of the game is attached as {file}. To check every draw yourself, "
+            f"save it and run: pbem audit --file {file}\n"
+            f"The whole game, round by round, is attached as {game}.html: open it in any browser.\n\n")
+    files = [{"filename": file, "content_type": "application/x-ndjson", "text": "".join(export_lines(events))},
+             {"filename": f"{game}.html", "content_type": "text/html",
+              "text": viewer.render_page(rec, [e.export_dict() for e in events])}]
+    return (note + summary.render_public(rec, None, "text", audit_file=file)[1],
+            summary.render_public(rec, None, "html", audit_file=file)[1], files)
 
 
 def _not_started(session) -> str:

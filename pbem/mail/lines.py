@@ -9,6 +9,8 @@
                               break it at a soft line break)
     seal CHOICE               the judge seals the choice on receipt (the log says so)
     client-seed TEXT          a client seed, before the game starts
+    extend DURATION           more time for what the player owes now (e.g. extend 24h), within
+                              the game's allowance
     status | private | help   ask for the status, your private message again, or help
     anything else             an open decision in the game's syntax, e.g. skull:raid
 
@@ -22,7 +24,7 @@ from dataclasses import dataclass
 
 MAX_COMMANDS = 200
 ROUTING = ("game", "password")
-KEYWORDS = ("commit", "reveal", "seal", "client-seed", "status", "private", "help")
+KEYWORDS = ("commit", "reveal", "seal", "client-seed", "extend", "status", "private", "help")
 BLOCK_BEGIN = "-----BEGIN PBEM SUBMISSION-----"
 BLOCK_END = "-----END PBEM SUBMISSION-----"
 RECEIPT_BEGIN = "-----BEGIN PBEM RECEIPT-----"  # a receipt pasted back is never read as commands
@@ -73,6 +75,8 @@ def read_lines(lines: list[str], limit: int | None = None) -> Reading:
             reading.commands.append(Command(verb, (rest,), line))
         elif verb == "reveal" and _split_reveal(rest) is not None:
             reading.commands.append(Command("reveal", _split_reveal(rest), line))
+        elif verb == "extend" and rest and " " not in rest:
+            reading.commands.append(Command(verb, (rest,), line))
         elif verb in ("status", "private", "help") and not rest:
             reading.commands.append(Command(verb, (), line))
         else:

@@ -148,8 +148,10 @@ def _snapshot(store, session: Session) -> None:
     """Cache the replayed state at the head, with the public status report, so that
     ``status`` can answer without loading the rules (``audit`` checks both)."""
     if session.seed is not None:
-        store.put_snapshot(session.game_id, session.seq, json.dumps(snapshot_data(session, store.head(session.game_id)),
-                                                                    separators=(",", ":")))
+        data = snapshot_data(session, store.head(session.game_id))
+        due = min((w["due"] for w in data["status"]["waiting"] if "due" in w), default=None)
+        store.put_snapshot(session.game_id, session.seq, json.dumps(data, separators=(",", ":")),
+                           round=session.state.round if session.state is not None else None, due=due)
 
 
 def snapshot_data(session: Session, head: tuple[int, str]) -> dict:
@@ -168,8 +170,9 @@ def _emit(store, session: Session, events, at: str | None) -> None:
 
 
 def _follow_ups(store, session: Session):
-    """Events the protocol adds by itself after a command."""
-    progress = True
+    """Events the protocol adds by itself after a command (the stand-in's moves too)."""
+    from . import standin
+    progress, moves = True, 0
     while progress:
         progress = False
         step = session.sealed
@@ -182,16 +185,27 @@ def _follow_ups(store, session: Session):
                                       "step": step.step, "reason": "no commitment (NMR)"}
                     progress = True
                     break
-                if step.commits[player]["by"] == "moderator":
+                if step.commits[player]["by"] in ("moderator", "stand-in"):
                     held = _held(store, session.game_id, step.round, step.step, player)
                     reveal = {"player": player, "round": step.round, "step": step.step,
-                              "choice": held["choice"], "salt": held["salt"], "by": "moderator"}
+                              "choice": held["choice"], "salt": held["salt"], "by": step.commits[player]["by"]}
                     yield _reveal_event(store, session, reveal)
                     progress = True
                     break
             if step.anonymous and not step.owes_reveal():
                 yield "sealed_batch", {"round": step.round, "step": step.step}
                 progress = True
+        if session.standing_in and not progress and moves < standin.MAX_MOVES:
+            move = standin.next_move(session)
+            if move is not None:  # a seat the stand-in plays owes something: it answers at once
+                kind, data, held = move
+                if held is not None:
+                    store.put_secret(session.game_id, _held_name(data["round"], data["step"], data["player"]),
+                                     json.dumps(held))
+                moves += 1
+                yield kind, data
+                progress = True
+                continue
         if session.finished and not session.seed_revealed:
             yield from _end_of_play(store, session)
             progress = True
@@ -231,7 +245,8 @@ def _held(store, game_id: str, round_: int, step: int, player: str) -> dict:
 
 def create_game(store, game_id: str, game_type: str, players: list[str], options: dict,
                 require_signatures: bool = False, deadline_seconds: int | None = None,
-                keys: dict | None = None, start: bool = False, at: str | None = None) -> Session:
+                keys: dict | None = None, start: bool = False, at: str | None = None,
+                extensions: dict | None = None, stand_in_after: int | None = None) -> Session:
     if not GAME_ID.match(game_id or ""):
         raise Refused(f"game name {quote(game_id)} is not allowed: use 1-64 letters, digits, '.', '_' or '-', starting with a letter or digit")
     rules = games.get(game_type)
@@ -257,12 +272,30 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
                 "seed_hash": sha256_hex(seed),
                 "require_signatures": require_signatures, "deadline_seconds": deadline_seconds,
                 "keys": dict(keys or {}), "judge_key": judge_public}
+        if extensions:  # players' own extensions, when not the default (seats.ALLOWANCE)
+            data["extensions"] = _allowance(extensions, deadline_seconds)
+        if stand_in_after is not None:  # the stand-in takes a seat after N defaults in a row
+            if type(stand_in_after) is not int or stand_in_after < 1:
+                raise Refused("--stand-in-after is a number of defaults in a row, 1 or more, e.g. 3")
+            data["stand_in_after"] = stand_in_after
         events = [("created", data)]
         if start:
             events.append(("started", {"client_entropy": _entropy({})}))
         _emit(store, session, events, at)
         _snapshot(store, session)
     return session
+
+
+def _allowance(extensions: dict, deadline_seconds: int | None) -> dict:
+    from .seats import ALLOWANCE
+    out = {**ALLOWANCE, **extensions}
+    if set(out) != set(ALLOWANCE) or type(out["count"]) is not int or out["count"] < 0 \
+            or type(out["max_seconds"]) is not int or out["max_seconds"] <= 0:
+        raise Refused("--extensions is a number of extensions per player (0 for none) and --extension-max a "
+                      "duration like 24h")
+    if not deadline_seconds:
+        raise Refused("extensions move deadlines: give the game a deadline too (--deadline 48h)")
+    return out
 
 
 def _entropy(seeds: dict) -> str:
@@ -492,8 +525,11 @@ def nmr(store, game_id: str, player: str, force: bool = False, at=None, grace: i
                              **default_marks(session, key, force, at or now_utc(), grace)})]
         if step is not None and step.all_committed and player in step.owes_reveal():
             key = (player, step.round, step.step, "reveal")
+            reason = ("no reveal: the seat's former player sealed this choice on their own machine and left "
+                      "with its salt (replaced)" if (player, step.round, step.step) in session.orphaned
+                      else "no reveal (NMR)")
             return [("default", {"player": player, "kind": step.kind, "sealed": True, "round": step.round,
-                                 "step": step.step, "reason": "no reveal (NMR)",
+                                 "step": step.step, "reason": reason,
                                  **default_marks(session, key, force, at or now_utc(), grace)})]
         requests = [r for r in session.requests_of(player) if not r.sealed]
         if not requests:

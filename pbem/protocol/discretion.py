@@ -26,9 +26,12 @@ def default_marks(session, key: tuple, force: bool, at: str, grace: int) -> dict
     if not session.version3:
         return {"forced": True} if force else {}
     from .times import shift
-    due = session.due(key)
+    due = session.base_due(key)  # as moved by a resume or an extension (seats.py)
     deadline = shift(due, grace) if due is not None and grace else due
     stamp = max(at, session.last_at)
+    if session.paused and not force:
+        raise Refused(f"game {session.game_id} is paused (since {session.paused['since']}), so no deadline runs; "
+                      f"resume it (pbem resume {session.game_id}) or use --force to apply the default anyway")
     if not force:
         if deadline is None:
             raise Refused(f"game {session.game_id} has no deadline, so {key[0]} is not late; use --force to apply "
@@ -65,16 +68,6 @@ class Discretion:
             raise Refused(f"the signature on {player}'s client_seed is not valid for their registered key")
         self.nonces.add(nonce)
 
-    def due(self, key: tuple) -> str | None:
-        """The deadline of the request ``key`` (as in ``owed``): its opening plus the game's
-        ``deadline_seconds``; None in a game without a deadline."""
-        seconds = self.meta.get("deadline_seconds")
-        opened = self.opened_at.get(key)
-        if not seconds or opened is None:
-            return None
-        from .times import shift
-        return shift(opened, seconds)
-
     def _check_recorded_deadline(self, key: tuple, at: str, data: dict) -> None:
         """Version 3 (docs/protocol.md §14): a default records the deadline it was judged
         against; unforced, it comes at or after it, and never in a game without one."""
@@ -96,7 +89,10 @@ class Discretion:
             return
         if not isinstance(recorded, str) or len(recorded) != 20 or not recorded.endswith("Z"):
             raise Refused(f"the recorded deadline {quote(recorded)} is not a time like 2026-01-31T18:00:00Z")
-        earliest = self.due(key)
+        if self.paused and not forced:
+            raise Refused(f"game {self.game_id} is paused (since {self.paused['since']}), so no deadline runs and "
+                          f"{player} is not late: a default now must be marked forced")
+        earliest = self.base_due(key)  # the opening plus deadline_seconds, as moved by a resume or extension
         if earliest is not None and recorded < earliest:
             raise Refused(f"the recorded deadline {recorded} is earlier than {player}'s deadline {earliest} "
                           f"(the request opened {self.opened_at.get(key)})")

@@ -23,9 +23,11 @@ def _entry(session: Session, player: str, kind: str, sealed: bool, clock: tuple)
     since = session.opened_at.get(clock)
     if since:
         entry["since"] = since
-        deadline = session.meta.get("deadline_seconds")
-        if deadline:
-            entry["due"] = due_time(since, deadline)
+        due = session.due(clock)
+        if due:
+            entry["due"] = due
+        elif session.paused and session.meta.get("deadline_seconds"):
+            entry["paused"] = True  # no deadline runs until the game resumes
     return entry
 
 
@@ -49,6 +51,8 @@ def status(session: Session, head: tuple[int, str]) -> dict:
         "require_signatures": bool(session.meta.get("require_signatures")),
         "client_seeds": sorted(session.client_seeds),
     }
+    if session.paused:
+        report["paused"] = dict(session.paused)
     if session.state is not None:
         view = session.rules.view(session.state, None)
         report.update(round=view.get("round", session.state.round), step=view.get("step", session.state.step),

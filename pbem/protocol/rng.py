@@ -46,7 +46,7 @@ def accept(u: int, n: int) -> int | None:
 class RandomSource:
     """Draws labelled, reproducible, uniformly distributed integers (see module doc)."""
 
-    __slots__ = ("_seed", "_prefix", "_keyed", "game_id", "client_entropy")
+    __slots__ = ("_seed", "_prefix", "_keyed", "game_id", "client_entropy", "draws")
 
     def __init__(self, server_seed: bytes, game_id: str, client_entropy: str = ""):
         if not isinstance(server_seed, (bytes, bytearray)) or not server_seed:
@@ -60,6 +60,8 @@ class RandomSource:
         # HMAC keyed with the seed that has already absorbed that prefix: each draw copies
         # it and adds only its own tail (the same bytes, so the same digest, at half the cost)
         self._keyed = hmac.new(self._seed, self._prefix, hashlib.sha256)
+        # when a list: every draw is appended as (label, n, value), for 'pbem replay --json'
+        self.draws: list | None = None
 
     @classmethod
     def for_testing(cls, text: str = "test", game_id: str = "test") -> "RandomSource":
@@ -90,5 +92,7 @@ class RandomSource:
         while True:
             u = _first_word(self.block(label, counter))[0]
             if u < limit:
+                if self.draws is not None:
+                    self.draws.append((label, n, u % n))
                 return u % n
             counter += 1

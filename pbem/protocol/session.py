@@ -18,6 +18,7 @@ Event kinds (``data`` fields in docs/protocol.md):
     sealed_batch the digest of an anonymous step's reveals; the step is then applied
     disclosed    every held reveal, published at the end before the seed
     seed_revealed  the server seed, published
+    paused, resumed, extended, replaced   the moderator's discretion over time and seats (seats.py)
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .discretion import Discretion, client_seed_body  # noqa: F401 - client_seed
 from .commit import commitment_matches, parse_commitment, parse_salt
 from .errors import AuditFailure, Refused, UnknownPlayer
 from .rng import RandomSource, combine_client_seeds
+from .seats import SeatsAndTime
 from .snapshot import SNAPSHOT_VERSION
 
 SIGNED_KINDS = ("commit", "reveal", "decide")
@@ -73,7 +75,7 @@ def signed_body(game_id: str, kind: str, data: dict) -> dict:
     return body
 
 
-class Session(AnonymousSteps, Discretion):
+class Session(AnonymousSteps, Discretion, SeatsAndTime):
     """Protocol state of one game. Build it with ``Session.replay``.
 
     ``held`` is where the held reveals of anonymous steps come from (``anonymous.py``):
@@ -98,6 +100,7 @@ class Session(AnonymousSteps, Discretion):
         # when each owed request opened, by (player, round, step, kind); kind is "reveal" for
         # a sealed step's reveals (see ``owed``)
         self.opened_at: dict[tuple[str, int, int, str], str] = {}
+        self.record_draws = False  # keep every draw in rng.draws (pbem replay --json)
         self.seq = 0
         self.last_at = ""
         self.seed_revealed = False
@@ -105,15 +108,17 @@ class Session(AnonymousSteps, Discretion):
         # the states the latest event made, one per choice it applied: an anonymous step's
         # batch applies several in one event, and a summary wants what each of them did
         self.applied: list = []
+        self._init_seats()
 
     # ------------------------------------------------------------------ building
 
     @classmethod
     def replay(cls, game_id: str, events, seed: bytes | None = None, audit: bool = False,
-               held=None) -> "Session":
+               held=None, after_each=None) -> "Session":
         """Replay events (Event objects or export dicts). With ``audit`` every failure is an
         AuditFailure naming the event (the disclosure, when it disagrees with the log).
-        Without ``held``, the held reveals are those the log discloses, if any."""
+        Without ``held``, the held reveals are those the log discloses, if any.
+        ``after_each(session, seq)`` runs after every event (the audit checks snapshots)."""
         events = list(events)
         session = cls(game_id, seed, held if held is not None else held_in(events))
         for ev in events:
@@ -124,6 +129,8 @@ class Session(AnonymousSteps, Discretion):
                 if audit:
                     raise AuditFailure(getattr(exc, "seq", None) or get("seq"), str(exc)) from None
                 raise
+            if after_each is not None:
+                after_each(session, get("seq"))
         return session
 
     # ------------------------------------------------------------------ snapshots
@@ -146,6 +153,7 @@ class Session(AnonymousSteps, Discretion):
             "seq": self.seq, "last_at": self.last_at, "seed_revealed": self.seed_revealed,
             **({"anon_steps": self.anon_steps} if self.anon_steps else {}),
             **({"disclosed": True} if self.disclosed else {}),
+            **self.seats_json(),
         }
 
     @classmethod
@@ -172,6 +180,7 @@ class Session(AnonymousSteps, Discretion):
         session.seed_revealed = data["seed_revealed"]
         session.anon_steps = list(data.get("anon_steps", []))
         session.disclosed = bool(data.get("disclosed"))
+        session.seats_from_json(data)
         return session
 
     @property
@@ -301,6 +310,8 @@ class Session(AnonymousSteps, Discretion):
         self.started = True
         if self.seed is not None:
             self.rng = RandomSource(self.seed, self.game_id, entropy)
+            if self.record_draws:
+                self.rng.draws = []
             self.state = self.rules.setup(self.players, self.meta.get("options", {}), self.rng)
             self._open_sealed()
 
@@ -331,6 +342,10 @@ class Session(AnonymousSteps, Discretion):
         choice (the commitment's maker, for a reveal): the player, or the moderator who
         sealed a choice sent privately (never allowed in a signed game)."""
         signed_game = bool(self.meta.get("require_signatures"))
+        if by == "stand-in" and data.get("by") == by:
+            if data.get("signature") is not None:
+                raise Refused(f"a {kind} made by the stand-in carries no signature")
+            return  # its policy binds it instead (standin.py)
         if data.get("by", "player") != by:
             raise Refused(f"this {kind} says it was made by the {quote(data.get('by'))}, but the commitment was made by the {by}")
         if signed_game and by == "moderator":
@@ -440,7 +455,7 @@ class Session(AnonymousSteps, Discretion):
                 if player in step["done"]:
                     raise Refused(f"{player} already revealed in step {round_}.{step_}")
             elif kind == "decide":
-                self._check_signature("decide", data, "player")
+                self._check_signature("decide", data, "stand-in" if data.get("by") == "stand-in" else "player")
                 return
             else:
                 return
@@ -467,8 +482,16 @@ class Session(AnonymousSteps, Discretion):
             raise Refused(str(exc)) from None
         if commitment in {c["commitment"] for p, c in step.commits.items() if p != player}:
             raise Refused("this commitment was already made by another player; seal your own choice")
-        self._check_signature("commit", data, data.get("by", "player"))
-        step.commits[player] = {"commitment": commitment, "by": data.get("by", "player")}
+        by = data.get("by", "player")
+        if by == "stand-in":
+            from .standin import check
+            check(self, player, data, "commit")
+        elif by not in ("player", "moderator"):
+            raise Refused(f"a commitment is made by the player, the moderator or the stand-in, not {quote(by)}")
+        self._check_signature("commit", data, by)
+        step.commits[player] = {"commitment": commitment, "by": by}
+        if by != "stand-in":
+            self._came_back(player)
 
     def _on_nmr(self, data: dict, at: str) -> None:
         self._need_state()
@@ -481,6 +504,7 @@ class Session(AnonymousSteps, Discretion):
             raise Refused(f"{player} owes no commitment in step {step.round}.{step.step}")
         self._check_deadline((player, step.round, step.step, step.kind), at, data)
         step.defaulted.add(player)
+        self._missed(player)
 
     def _on_reveal(self, data: dict, at: str) -> None:
         self._need_state()
@@ -510,6 +534,8 @@ class Session(AnonymousSteps, Discretion):
             raise Refused(f"this reveal does not match {player}'s commitment for step "
                           f"{step.round}.{step.step} (wrong choice or salt, or made for another step)")
         self._check_signature("reveal", data, step.commits[player]["by"])
+        if step.commits[player]["by"] == "player":
+            self._came_back(player)
         applied, illegal, code = self._legal_or_default(player, choice)
         self._expect(data, "applied", applied)
         self._expect(data, "illegal", illegal)
@@ -540,6 +566,7 @@ class Session(AnonymousSteps, Discretion):
                               "(the disclosure at the end does)")
             if player not in step.defaulted:
                 self._check_deadline((player, step.round, step.step, "reveal"), at, data)
+                self._missed(player)
             step.revealed.add(player)
             kind = step.kind
             self._expect(data, "sealed", True)
@@ -555,6 +582,7 @@ class Session(AnonymousSteps, Discretion):
                 raise Refused(f"this default is for round {shorten(data.get('round'))} step {shorten(data.get('step'))}, "
                               f"the game is at round {self.state.round} step {self.state.step}")
             self._check_deadline((player, request.round, request.step, kind), at, data)
+            self._missed(player)
         applied = self.rules.default(self.state, player, kind)
         self._expect(data, "choice", applied)
         self._play(player, applied)
@@ -574,7 +602,13 @@ class Session(AnonymousSteps, Discretion):
         if (data.get("round"), data.get("step")) != (self.state.round, self.state.step):
             raise Refused(f"this decision is for round {shorten(data.get('round'))} step {shorten(data.get('step'))}, "
                           f"the game is at round {self.state.round} step {self.state.step}")
-        self._check_signature("decide", data)
+        if data.get("by") == "stand-in":
+            from .standin import check
+            check(self, player, data, "decide")
+            self._check_signature("decide", data, "stand-in")
+        else:
+            self._check_signature("decide", data)
+            self._came_back(player)
         self._expect(data, "applied", canonical)
         self._play(player, canonical)
 
@@ -596,17 +630,23 @@ class Session(AnonymousSteps, Discretion):
 
     def _check_deadline(self, key: tuple, at: str, data: dict) -> None:
         """A default before the deadline needs ``forced``; the deadline counts from the
-        opening of this very request (``key``, as in ``owed``)."""
+        opening of this very request (``key``, as in ``owed``), as moved by pauses and
+        extensions (``seats.py``); while the game is paused no deadline runs. A version 3
+        log records the deadline judged against (``discretion.py``)."""
         if self.version3:
             return self._check_recorded_deadline(key, at, data)
         deadline = self.meta.get("deadline_seconds")
         if data.get("forced") or not deadline:
             return
         player = key[0]
-        opened = self.opened_at.get(key)
-        if opened and _seconds_between(opened, at) < deadline:
-            raise Refused(f"{player}'s deadline has not passed (opened {opened}, "
-                          f"deadline {_duration(deadline)}); use --force to apply the default anyway")
+        if self.paused:
+            raise Refused(f"game {self.game_id} is paused (since {self.paused['since']}), so no deadline runs; "
+                          f"resume it (pbem resume {self.game_id}) or use --force to apply the default anyway")
+        opened, due = self.opened_at.get(key), self.base_due(key)
+        if due and at < due:
+            moved = "" if key not in self.due_over else ", moved by the moderator's discretion"
+            raise Refused(f"{player}'s deadline has not passed (opened {opened}, deadline {_duration(deadline)}"
+                          f"{moved}: due {due}); use --force to apply the default anyway")
 
     def _play(self, player: str, choice: str) -> None:
         self._apply_rules(player, choice)
@@ -624,6 +664,7 @@ class Session(AnonymousSteps, Discretion):
         key names the round and step, so a request of the same kind re-opened in the next
         step (by the very reveal that completed the last one) starts its own clock."""
         self.opened_at = {key: self.opened_at.get(key, at) for *_, key in self.owed()}
+        self._keep_dues()
 
 
 def _duration(seconds: int) -> str:
@@ -632,7 +673,3 @@ def _duration(seconds: int) -> str:
             return f"{seconds // size}{unit}"
     return f"{seconds}s"
 
-
-def _seconds_between(earlier: str, later: str) -> int:
-    from .times import seconds_between
-    return seconds_between(earlier, later)

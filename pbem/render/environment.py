@@ -51,6 +51,7 @@ def _environment(fmt: str, folder: str):
         raise FileNotFoundError(f"no templates in {folder} (set PBEM_TEMPLATES to the templates folder)")
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(folder),
+        bytecode_cache=_bytecode_cache(jinja2, fmt),
         autoescape=(fmt == "html"),
         finalize=escape.finalizer(fmt),
         undefined=jinja2.StrictUndefined,
@@ -67,6 +68,19 @@ def _environment(fmt: str, folder: str):
     env.globals["FORMAT"] = fmt
     env.globals["MARK"] = escape.marks(fmt)
     return env
+
+
+def _bytecode_cache(jinja2, fmt: str):
+    """Compiled templates kept between runs (jinja's per-user cache folder in the temporary
+    directory; each entry is checked against its template's source), so a command does not
+    compile every template it uses again: most of a page's time otherwise. One set of files
+    per format: the same template compiles differently with each format's escaping, and an
+    entry is found by the template's name and path alone. None where that folder cannot be
+    used."""
+    try:
+        return jinja2.FileSystemBytecodeCache(pattern=f"__pbem_{fmt}_%s.cache")
+    except (OSError, RuntimeError):
+        return None
 
 
 def render(game: str, name: str, fmt: str, **context) -> str:

@@ -68,16 +68,22 @@ def _fields(event):
     return event.kind, event.data, event.at, event.seq, event.hash
 
 
-def build(game_id: str, events, seed: bytes | None, held=None) -> GameRecord:
+def build(game_id: str, events, seed: bytes | None, held=None, start: Session | None = None,
+          start_head: tuple[int, str] = (0, ""), draws: bool = False) -> GameRecord:
     """Replay ``events`` (store Events or export dicts) with ``seed`` into a GameRecord;
-    ``held``: the held reveals of anonymous steps (default: those the log discloses)."""
-    if not events:
+    ``held``: the held reveals of anonymous steps (default: those the log discloses);
+    ``draws``: keep every random draw, in order, in ``session.rng.draws``.
+    ``start``: a session to go on from (a snapshot's, at ``start_head``) instead of the
+    first event; the record then holds the rounds that began after it (what came before
+    them lands in ``setup``, which only round 1 shows)."""
+    if not events and start is None:
         raise Refused(f"no events for game {quote(game_id)}")
-    session = Session(game_id, seed, held if held is not None else held_in(events))
+    session = start or Session(game_id, seed, held if held is not None else held_in(events))
+    session.record_draws = draws
     rounds: list[RoundRecord] = []
     setup: list = []
     revealed = None
-    head = (0, "")
+    head = start_head
     votes_played: list = []
     for event in events:
         kind, data, at, seq, digest = _fields(event)
@@ -183,7 +189,34 @@ def from_store(store, game_id: str) -> GameRecord:
     return build(game_id, events, bytes.fromhex(secret) if secret else None, held_source(store, game_id))
 
 
-def from_export(text: str) -> GameRecord:
+def for_round(store, game_id: str, round_: int, upto: int, head: str) -> GameRecord:
+    """The record of round ``round_`` as of event ``upto`` (whose hash must be ``head``),
+    replayed from the last snapshot taken before that round began: the cost of one round,
+    however long the game. Snapshots are a cache that ``audit`` checks against the replay;
+    without one the whole log up to ``upto`` is replayed, to the same record."""
+    from ..protocol.commands import SEED, held_source
+    from ..protocol.snapshot import read_snapshot
+    secret = store.get_secret(game_id, SEED)
+    seed = bytes.fromhex(secret) if secret else None
+    held = held_source(store, game_id)
+    start, after = None, 0
+    snapshot = store.snapshot_before_round(game_id, round_, upto) if seed is not None else None
+    if snapshot is not None and snapshot.problem is None:
+        data = read_snapshot(snapshot.text)
+        session = Session.from_json(data, seed, held) if data is not None else None
+        if session is not None and session.state is not None and session.state.round < round_:
+            start, after = session, snapshot.seq  # else (its round column is wrong) from the start
+    events = store.events(game_id, after=after, upto=upto)
+    start_head = (after, store.hash_at(game_id, after))
+    if ((events[-1].seq, events[-1].hash) if events else start_head) != (upto, head):
+        raise Refused(f"game {game_id}: the log no longer reaches event {upto} {head[:8]}…; "
+                      f"run pbem audit {game_id}")
+    if start is None:
+        return build(game_id, events, seed, held)
+    return build(game_id, events, seed, held, start=start, start_head=start_head)
+
+
+def from_export(text: str, draws: bool = False) -> GameRecord:
     """The record of an exported game (JSON Lines with the seed revealed)."""
     from ..store import read_export, verify_chain
     rows = read_export(text)
@@ -194,4 +227,4 @@ def from_export(text: str) -> GameRecord:
     if seed is None:
         raise Refused("this export has no revealed seed, so rolls cannot be replayed; ask the moderator "
                       "for an export after 'pbem reveal-seed' (or audit it with 'pbem audit --file')")
-    return build(rows[0]["game"], rows, seed)
+    return build(rows[0]["game"], rows, seed, draws=draws)

@@ -16,14 +16,23 @@ from ..text import quote
 
 
 def _seed_in(events) -> bytes | None:
+    """The seed the log reveals, when it is the one ``created`` committed to. A seed that is
+    not is no seed to replay with: the replay then fails at its ``seed_revealed`` event, the
+    event that is wrong (docs/protocol.md §2), not at ``created``."""
+    import hashlib
+    committed = events[0]["data"].get("seed_hash") if events and isinstance(events[0].get("data"), dict) else None
     for ev in events:
         if ev["kind"] == "seed_revealed":
-            return bytes.fromhex(ev["data"]["seed"])
+            try:
+                seed = bytes.fromhex(ev["data"]["seed"])
+            except (TypeError, ValueError, KeyError):
+                return None
+            return seed if hashlib.sha256(seed).hexdigest() == committed else None
     return None
 
 
 def _audit(game: str, rows: list[dict], seed: bytes | None, published=None,
-           keep: list | None = None, chain_checked: bool = False, held=None) -> dict:
+           keep: list | None = None, chain_checked: bool = False, held=None, after_each=None) -> dict:
     from .chain import verify_chain
     from .errors import ChainError
     from .verdict import PublishedMismatch, check_published
@@ -37,7 +46,7 @@ def _audit(game: str, rows: list[dict], seed: bytes | None, published=None,
             report["head"] = {"seq": rows[-1]["seq"], "hash": rows[-1]["hash"]}
         check_published(published, game, rows, report)  # what the public and the players kept
         seed = seed or _seed_in(rows)
-        session = Session.replay(game, rows, seed, audit=True, held=held)
+        session = Session.replay(game, rows, seed, audit=True, held=held, after_each=after_each)
         if keep is not None:
             keep.append(session)
         report["replay"] = "full" if session.state is not None else (
@@ -46,6 +55,10 @@ def _audit(game: str, rows: list[dict], seed: bytes | None, published=None,
         held = _held_count(session, rows)
         if held:
             report["held_reveals"] = held
+        from ..protocol.away import tally
+        discretion = tally(rows)
+        if discretion:
+            report["discretion"] = discretion
         report["finished"] = session.finished
         if session.finished:
             result = session.rules.result(session.state)
@@ -95,32 +108,59 @@ def _audit_store_rows(store, game: str, rows: list[dict], seed, published) -> di
     replayed: list = []
     from ..protocol.commands import held_source
     held = held_source(store, game)
-    report = _audit(game, rows, seed, published, replayed, chain_checked=True, held=held)
-    snapshot = store.snapshot(game)
-    if report["ok"] and snapshot is not None and seed is not None:
-        # the snapshot is a cache of the replay: it must agree with a fresh one
-        import json
-        from ..protocol.snapshot import UnreadableSnapshot, read_snapshot
-        if snapshot.problem is not None:
-            bad, reason = snapshot.problem
+    snapshots = store.all_snapshots(game) if seed is not None else []
+    fresh = _SnapshotCheck(snapshots, rows)
+    report = _audit(game, rows, seed, published, replayed, chain_checked=True, held=held,
+                    after_each=fresh if fresh.wanted else None)
+    if report["ok"] and snapshots:
+        # each snapshot is a cache of the replay: it must agree with the replay at its event
+        problem = fresh.first_problem()
+        if problem is not None:
+            bad, reason = problem
             report.update(ok=False, bad_seq=bad, problem=f"event {bad}: {reason}")
             return report
-        seq = snapshot.seq
-        try:
-            cached = read_snapshot(snapshot.text)
-        except UnreadableSnapshot as exc:
-            report.update(ok=False, bad_seq=seq, problem=f"event {seq}: the cached snapshot cannot be read: {exc}")
-            return report
-        if cached is None:  # another layout version: never read, so nothing to compare
-            return report
-        from ..protocol.commands import snapshot_data
-        fresh = replayed[0] if seq == len(rows) else Session.replay(game, rows[:seq], seed, held=held)
-        expected = snapshot_data(fresh, (seq, rows[seq - 1]["hash"]))
-        if cached != json.loads(json.dumps(expected)):
-            report.update(ok=False, bad_seq=seq,
-                          problem=f"event {seq}: the cached snapshot differs from a fresh replay of the log")
-        report["snapshot"] = seq
+        report["snapshot"] = snapshots[-1].seq
     return report
+
+
+class _SnapshotCheck:
+    """Called after every replayed event: keeps the expected snapshot at each event a
+    snapshot was taken after, then tells the first snapshot that differs (or cannot be
+    read, or fails its own digest)."""
+
+    def __init__(self, snapshots: list, rows: list[dict]):
+        from ..protocol.snapshot import UnreadableSnapshot, read_snapshot
+        self.rows = rows
+        self.problems: dict[int, str] = {}
+        self.cached: dict[int, dict] = {}
+        for snap in snapshots:
+            if snap.problem is not None:
+                self.problems.setdefault(snap.problem[0], snap.problem[1])
+                continue
+            try:
+                data = read_snapshot(snap.text)
+            except UnreadableSnapshot as exc:
+                self.problems[snap.seq] = f"the cached snapshot cannot be read: {exc}"
+                continue
+            if data is not None:  # another layout version is never read: nothing to compare
+                self.cached[snap.seq] = data
+        self.wanted = set(self.cached)
+        self.differs: list[int] = []
+
+    def __call__(self, session, seq) -> None:
+        if seq not in self.wanted:
+            return
+        import json
+        from ..protocol.commands import snapshot_data
+        expected = snapshot_data(session, (seq, self.rows[seq - 1]["hash"]) if seq else (0, ""))
+        if self.cached[seq] != json.loads(json.dumps(expected)):
+            self.differs.append(seq)
+
+    def first_problem(self) -> tuple[int, str] | None:
+        found = dict(self.problems)
+        for seq in self.differs:
+            found.setdefault(seq, "the cached snapshot differs from a fresh replay of the log")
+        return min(found.items()) if found else None
 
 
 def audit_file(text: str, published=None) -> dict:
@@ -177,6 +217,9 @@ def report_text(report: dict) -> str:
         lines.append(f"held reveals (anonymous steps): {held['count']}, "
                      + ("each checked against its commitment and its step's digest (disclosed)" if held["disclosed"]
                         else "order checked; their contents are disclosed and checked at the end"))
+    if report.get("discretion"):
+        from ..protocol.away import tally_text
+        lines.append(f"the judge's discretion, each logged with who asked and why: {tally_text(report['discretion'])}")
     if report.get("scores"):
         lines.append("final scores: " + ", ".join(f"{p} {s}" for p, s in report["scores"].items()))
     return "\n".join(lines)

@@ -175,6 +175,23 @@ def mail_games(store) -> list[str]:
                                            "select game from mail_games where list_address is not null order by 1")]
 
 
+def mail_games_to_tick(store, now: str) -> list[str]:
+    """The games of ``mail_games`` that may have a deadline to act on at ``now``: the
+    snapshot at the head (a cache, see ``Store.put_snapshot``) says a request is due by
+    ``now`` plus the game's reminder time, or there is no snapshot at the head to tell, so
+    the game must be read. A finished game, or one with nothing due yet, is passed over
+    without being read."""
+    return [row[0] for row in _rows(store, """
+        with m(game) as (select game from mail_players union
+                         select game from mail_games where list_address is not null)
+        select m.game from m
+        left join mail_deadlines d on d.game = m.game
+        left join snapshots s on s.game = m.game and s.seq = (select max(seq) from events e where e.game = m.game)
+        where s.game is null or (s.due is not null and
+              datetime(s.due, '-' || coalesce(d.remind_seconds, 0) || ' seconds') <= datetime(?))
+        order by 1""", (now,))]
+
+
 def reminded(store, game: str, key: tuple, stage: str) -> bool:
     """Whether the ``stage`` notice about request ``key`` (player, round, step, kind) was queued."""
     return bool(_rows(store, "select 1 from mail_reminders where game = ? and player = ? and round = ? and step = ? "
@@ -224,6 +241,36 @@ def last_fetch(store) -> dict | None:
     row = store.conn.execute("select checked_at, account, folder, last_uid from imap_folders "
                              "order by checked_at desc limit 1").fetchone()
     return None if row is None else {"at": row[0], "account": row[1], "folder": row[2], "last_uid": row[3]}
+
+
+@dataclass(frozen=True)
+class Former:
+    """Someone who answered for ``player`` in ``game`` until ``until`` (event ``seq``)."""
+
+    game: str
+    player: str
+    address: str
+    until: str
+    seq: int
+
+
+def add_former(store, game: str, player: str, address: str, until: str, seq: int) -> None:
+    store._require_transaction("add_former()")
+    store.conn.execute("insert or replace into mail_former (game, player, address, until, seq) values (?, ?, ?, ?, ?)",
+                       (game, player, address.lower(), until, seq))
+
+
+def forget_former(store, game: str, address: str) -> None:
+    """``address`` plays in ``game`` again (a seat given back to them): no longer a former player."""
+    store._require_transaction("forget_former()")
+    store.conn.execute("delete from mail_former where game = ? and address = ?", (game, address.lower()))
+
+
+def former_at(store, address: str) -> list[Former]:
+    """Every seat ``address`` once answered for and no longer does."""
+    rows = _rows(store, "select game, player, address, until, seq from mail_former where address = ? order by until",
+                 (address.lower(),))
+    return [Former(*row) for row in rows]
 
 
 def moderator_address(store, game: str) -> str | None:

@@ -196,6 +196,18 @@ def m010b_plain_mail(db: Database) -> None:
     db["mail_games"].add_column("plain", int, not_null_default=0)
 
 
+def m011_snapshot_rounds(db: Database) -> None:
+    # The round of the state a snapshot holds (null before play starts). Besides the newest
+    # snapshot, the last one of each finished round is kept: a summary of round N is then
+    # replayed from the snapshot before N began, not from the first event (pbem.render.record).
+    db["snapshots"].add_column("round", int)
+    # The earliest deadline owed in that state (null: none), so 'pbem mail tick' passes over
+    # the games with nothing due without reading them.
+    db["snapshots"].add_column("due", str)
+    # 'pbem status' and the sender count one game's queued mail: by game, not by scanning.
+    db.execute("CREATE INDEX outbox_game_state ON outbox (game, state)")
+
+
 def m012_undeliverable(db: Database) -> None:
     # Mail that cannot be delivered (pbem.mail.failures). An outbox row may end 'failed'
     # (a permanent refusal, or temporary ones past the retry limit) or 'dropped' (a reminder
@@ -226,6 +238,31 @@ def m012_undeliverable(db: Database) -> None:
     )
 
 
+def m013_page_folders(db: Database) -> None:
+    # Per game: the folder where the judge keeps the game's viewer (GAME.html, pbem page
+    # --folder), written again after every committed write. The moderator's own setting:
+    # never exported.
+    db["page_folders"].create({"game": str, "folder": str}, pk="game", not_null={"game", "folder"})
+
+
+def m014_former_players(db: Database) -> None:
+    # The addresses of people who left a seat (pbem replace), kept privately so that their
+    # later mail is answered with why it is refused instead of as a stranger's. Never
+    # exported; the log records only that the seat changed hands (a 'replaced' event).
+    db.execute(
+        """
+        CREATE TABLE mail_former (
+            game TEXT NOT NULL,
+            player TEXT NOT NULL,
+            address TEXT NOT NULL,
+            until TEXT NOT NULL,
+            seq INTEGER NOT NULL,
+            PRIMARY KEY (game, address)
+        )
+        """
+    )
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -237,7 +274,10 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m008_outbox_redact,
     m010_mail_moments,
     m010b_plain_mail,
+    m011_snapshot_rounds,
     m012_undeliverable,
+    m013_page_folders,
+    m014_former_players,
 ]
 
 
@@ -247,7 +287,8 @@ def is_current(conn: sqlite3.Connection) -> bool:
         names = [row[0] for row in conn.execute(f"select name from {MIGRATIONS_TABLE} order by rowid")]
     except sqlite3.OperationalError:  # no bookkeeping table yet: a new database
         return False
-    return names == [migration.__name__ for migration in MIGRATIONS]
+    # in any order: parallel branches' migrations may have been applied in another order
+    return sorted(names) == sorted(migration.__name__ for migration in MIGRATIONS)
 
 
 def applied_migrations(db: Database) -> list[str]:

@@ -343,9 +343,13 @@ def mark_failed(store, row_id: int, error: str, at: str, permanent: bool = False
             permanent = True
             error = one_line(f"refused for {RETRY_LIMIT_SECONDS // 86400} days, last: {error}")
         if permanent:
+            # given up: its secret (a welcome's password) leaves the bodies, as when it is sent
             store.conn.execute(
                 "update outbox set state = ?, attempts = ?, last_error = ?, failed_at = ?, deferred_since = ?, "
-                "claimed_at = null where id = ?", [FAILED, attempts, error, at, since, row_id])
+                "claimed_at = null,"
+                " body_text = case when redact is null then body_text else replace(body_text, redact, ?) end,"
+                " body_html = case when redact is null then body_html else replace(body_html, redact, ?) end,"
+                " redact = null where id = ?", [FAILED, attempts, error, at, since, REDACTED, REDACTED, row_id])
             if on_given_up is not None:
                 on_given_up(get(store, row_id), error)
             return None

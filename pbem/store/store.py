@@ -74,11 +74,16 @@ class Store:
         self.conn = conn
         self._db = None
         self._in_transaction = False
-        self._checked: dict[str, tuple[int, str]] = {}  # games damage() passed in this transaction
+        self._checked: dict[str, tuple[int, str]] = {}  # games damage() passed (see _marker)
         self.sessions: dict = {}  # game -> its protocol state at the head, within this transaction
+        self._after_commit: tuple[int, int] | None = None  # _marker() after our last commit
+        self._watching = False  # the temporary trigger of _marker is in place
         # callables (store, session) -> (session, at) -> None that the protocol's writing
         # commands call inside their transaction (see pbem.protocol.commands._write)
         self.write_hooks: list = []
+        # callables () -> None to run once the open transaction has committed (never when it
+        # rolls back): work outside the database that must see only committed events
+        self.on_commit: list = []
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             _enable_wal(conn, busy_timeout_ms)
@@ -131,11 +136,16 @@ class Store:
                 ) from exc
             raise self._write_error(exc) from exc
         self._in_transaction = True
+        if self._after_commit is None or self._marker() != self._after_commit:
+            self._checked.clear()  # someone else wrote since our last commit: check afresh
+        committed = False
         try:
             yield self
             maybe_crash("commit:before")
             self.conn.execute("COMMIT")
+            committed = True
         except BaseException as exc:
+            self.on_commit.clear()
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
@@ -143,9 +153,33 @@ class Store:
             raise
         finally:
             self._in_transaction = False
-            self._checked.clear()
+            self._after_commit = self._marker() if committed else None
+            if not committed:
+                self._checked.clear()
             self.sessions.clear()
         maybe_crash("commit:after")
+        if committed:
+            callbacks, self.on_commit = self.on_commit, []
+            for callback in callbacks:
+                callback()
+
+    def _marker(self) -> tuple[int, int]:
+        """What tells whether an event could have changed since: SQLite's ``data_version``
+        (it changes when another connection commits) and how often a row of ``events`` was
+        updated or deleted through this connection (pbem never does either; a temporary
+        trigger counts them). While it stays as it was after our last commit, the chain
+        ``damage`` passed is still the file's, and a long-running judge checks each event
+        once instead of at every write."""
+        if not self._watching:
+            self.conn.execute("create temp table if not exists pbem_events_changed (n integer not null)")
+            self.conn.execute("insert into temp.pbem_events_changed select 0 where not exists "
+                              "(select 1 from temp.pbem_events_changed)")
+            for what in ("update", "delete"):
+                self.conn.execute(f"create temp trigger if not exists pbem_events_{what} after {what} on main.events "
+                                  f"begin update pbem_events_changed set n = n + 1; end")
+            self._watching = True
+        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
+        return version, self.conn.execute("select n from temp.pbem_events_changed").fetchone()[0]
 
     @contextlib.contextmanager
     def atomic(self) -> Iterator[Store]:
@@ -222,17 +256,16 @@ class Store:
         maybe_crash("append:after-insert")
         return stored
 
-    def _rows(self, game: str, after: int = 0) -> list[dict]:
-        return list(
-            self._query(
-                "select * from events where game = ? and seq > ? order by seq", [game, after]
-            )
-        )
+    def _rows(self, game: str, after: int = 0, upto: int | None = None) -> list[dict]:
+        if upto is None:
+            return self._query("select * from events where game = ? and seq > ? order by seq", [game, after])
+        return self._query("select * from events where game = ? and seq > ? and seq <= ? order by seq",
+                           [game, after, upto])
 
-    def events(self, game: str, after: int = 0) -> list[Event]:
-        """The events of ``game`` with ``seq > after``, in order."""
+    def events(self, game: str, after: int = 0, upto: int | None = None) -> list[Event]:
+        """The events of ``game`` with ``after < seq <= upto``, in order."""
         result = []
-        for row in self._rows(game, after):
+        for row in self._rows(game, after, upto):
             try:
                 data = json.loads(row["body"])["data"]
             except (ValueError, KeyError, TypeError) as exc:
@@ -263,8 +296,11 @@ class Store:
         return (rows[0]["seq"], rows[0]["hash"]) if rows else (0, GENESIS_HASH)
 
     def games(self) -> list[str]:
-        query = "select distinct game from events order by game"
-        return [row["game"] for row in self._query(query)]
+        # one index seek per game (a skip scan), not a read of every event's key
+        query = ("with recursive g(game) as (select min(game) from events union all "
+                 "select (select min(game) from events where game > g.game) from g where g.game is not null) "
+                 "select game from g where game is not null")
+        return [row[0] for row in self.conn.execute(query)]
 
     def has_game(self, game: str) -> bool:
         return self.count(game) > 0
@@ -307,19 +343,41 @@ class Store:
         query = "select name from secrets where game = ? order by name"
         return [row["name"] for row in self._query(query, [game])]
 
-    def put_snapshot(self, game: str, seq: int, state_text: str) -> None:
+    def put_snapshot(self, game: str, seq: int, state_text: str, round: int | None = None,
+                     due: str | None = None) -> None:
         """Cache the state of ``game`` after event ``seq`` (0: before any event), with a
-        digest that binds it to that event's hash (see ``snapshot``)."""
+        digest that binds it to that event's hash (see ``snapshot``). ``round`` is the
+        round of that state (None before play starts): older snapshots of this round or a
+        later one are dropped, and the last snapshot of each earlier round is kept, so a
+        round's summary can be replayed from just before the round began. ``due``: the
+        earliest deadline owed in that state, if any (see ``games_to_tick``)."""
         last_seq, _ = self.head(game)
         if not 0 <= seq <= last_seq:
             raise StoreError(f"cannot snapshot {game!r} at event {seq}: the log has {last_seq}")
         digest = _snapshot_digest(game, seq, self._hash_at(game, seq), state_text)
         self.conn.execute(
-            "insert or replace into snapshots (game, seq, state, digest) values (?, ?, ?, ?)",
-            [game, seq, state_text, digest],
+            "insert or replace into snapshots (game, seq, state, digest, round, due) values (?, ?, ?, ?, ?, ?)",
+            [game, seq, state_text, digest, round, due],
         )
-        # a snapshot is only a cache of the replay: keep the newest one per game
-        self.conn.execute("delete from snapshots where game = ? and seq < ?", [game, seq])
+        # a snapshot is only a cache of the replay: keep the newest one per game, and the
+        # newest of each round before its round
+        self.conn.execute("delete from snapshots where game = ? and seq < ? and (? is null or round is null "
+                          "or round >= ?)", [game, seq, round, round])
+
+    def snapshot_before_round(self, game: str, round: int, upto: int) -> Snapshot | None:
+        """The newest snapshot taken at or before event ``upto`` in a round before ``round``,
+        checked like ``snapshot`` (a changed one has a ``problem``); None when there is none."""
+        rows = self._query("select seq, state, digest from snapshots where game = ? and seq <= ? and round < ? "
+                           "order by seq desc limit 1", [game, upto, round])
+        if not rows or rows[0]["digest"] is None:
+            return None
+        return self._checked_snapshot(game, rows[0]["seq"], rows[0]["state"], rows[0]["digest"])
+
+    def all_snapshots(self, game: str) -> list[Snapshot]:
+        """Every snapshot of ``game`` that carries a digest, oldest first, each checked."""
+        rows = self._query("select seq, state, digest from snapshots where game = ? and digest is not null "
+                           "order by seq", [game])
+        return [self._checked_snapshot(game, r["seq"], r["state"], r["digest"]) for r in rows]
 
     def latest_snapshot(self, game: str) -> tuple[int, str] | None:
         """The newest snapshot as stored, unchecked (``snapshot`` checks it)."""
@@ -342,15 +400,21 @@ class Store:
         )
         if not rows or rows[0]["digest"] is None:
             return None
-        seq, text = rows[0]["seq"], rows[0]["state"]
+        return self._checked_snapshot(game, rows[0]["seq"], rows[0]["state"], rows[0]["digest"])
+
+    def _checked_snapshot(self, game: str, seq: int, text: str, digest: str) -> Snapshot:
         last, _ = self.head(game)
         if seq > last:
             return Snapshot(seq, text, (last + 1, f"missing (the log ends at event {last}, "
                                                   f"but its snapshot was taken at event {seq})"))
-        if rows[0]["digest"] != _snapshot_digest(game, seq, self._hash_at(game, seq), text):
+        if digest != _snapshot_digest(game, seq, self._hash_at(game, seq), text):
             return Snapshot(seq, text, (seq, "the cached snapshot of the state after this event "
                                              "was changed after it was written, or belongs to other events"))
         return Snapshot(seq, text, None)
+
+    def hash_at(self, game: str, seq: int) -> str:
+        """The hash of event ``seq`` (the genesis hash for 0; "" when there is none)."""
+        return self._hash_at(game, seq)
 
     def _hash_at(self, game: str, seq: int) -> str:
         if seq == 0:
@@ -367,7 +431,9 @@ class Store:
         (this check: 6 ms for the 379 events of examples/games/four-players-long.jsonl)."""
         # Inside a transaction (which holds the write lock, so no one else can change a row)
         # a game checked once needs only its newer events checked again: the email judge
-        # writes hundreds of times in one transaction when it reads a batch of mail.
+        # writes hundreds of times in one transaction when it reads a batch of mail. What
+        # was checked stays checked across our own transactions while nobody else writes
+        # (see _marker); a write by anyone else, or a rollback, and all is checked again.
         checked_seq, checked_hash = self._checked.get(game, (0, GENESIS_HASH)) if self._in_transaction else (0, GENESIS_HASH)
         rows = self.conn.execute(
             "select seq, kind, at, body, prev_hash, hash from events where game = ? and seq > ? order by seq",

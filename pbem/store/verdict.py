@@ -97,6 +97,14 @@ def _proven(report: dict) -> str:
     return f"{seed}, {heads}, {receipts}"
 
 
+def _discretion(report: dict) -> str:
+    """The pauses, extensions, replacements and stand-in moves of the log (protocol.away)."""
+    if not report.get("discretion"):
+        return ""
+    from ..protocol.away import tally_text
+    return f"; the judge's discretion: {tally_text(report['discretion'])}"
+
+
 def verdict(report: dict, rows: list[dict] | None, private_seed: bool = False) -> dict:
     """Add ``verdict`` and ``verdict_line`` to a finished report (and return it)."""
     if not report["ok"]:
@@ -104,7 +112,7 @@ def verdict(report: dict, rows: list[dict] | None, private_seed: bool = False) -
         return report
     rows = rows or []
     if rows and rows[-1]["kind"] == "seed_revealed":
-        report.update(verdict=OK, verdict_line=f"{OK}: complete, {_proven(report)}")
+        report.update(verdict=OK, verdict_line=f"{OK}: complete, {_proven(report)}{_discretion(report)}")
         return report
     started = next((row["seq"] for row in rows if row["kind"] == "started"), None)
     held = sum(1 for row in rows if row["kind"] == "reveal_held")
@@ -117,5 +125,6 @@ def verdict(report: dict, rows: list[dict] | None, private_seed: bool = False) -
         unchecked = f"draws from event {started} on{also} are unchecked"
     last = rows[-1]["seq"] if rows else 0
     report.update(verdict=INCOMPLETE, verdict_line=(
-        f"{INCOMPLETE}: the log stops at event {last} before the seed is revealed; {unchecked}; {_proven(report)}"))
+        f"{INCOMPLETE}: the log stops at event {last} before the seed is revealed; {unchecked}; {_proven(report)}"
+        f"{_discretion(report)}"))
     return report

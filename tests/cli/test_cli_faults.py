@@ -185,15 +185,34 @@ def test_ctrl_c_during_a_write(cli, step, pbem_db, point, written):
     assert cli.ok("audit", "g")
 
 
+def _wait_for_events(db: Path, game: str, count: int, child, limit: float = 600.0) -> None:
+    """Until ``game`` has ``count`` events or the child has ended (``limit`` only guards
+    against a hang; the loop ends long before on any machine)."""
+    end = time.monotonic() + limit
+    while child.poll() is None and time.monotonic() < end:
+        try:
+            conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True, timeout=5)
+            try:
+                if conn.execute("select count(*) from events where game = ?", (game,)).fetchone()[0] >= count:
+                    return
+            finally:
+                conn.close()
+        except sqlite3.OperationalError:  # no file or no table yet
+            pass
+        time.sleep(0.01)
+
+
 def test_ctrl_c_at_several_moments_of_a_running_game(tmp_path, pbem_db):
     """Ctrl-C sent from outside while ``pbem demo`` plays (each move one transaction):
     one line, exit 130, and a log that audits clean up to where it stopped."""
     env = {**os.environ, "PBEM_DB": str(pbem_db), "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
-    for number, delay in enumerate((0.3, 0.8)):
+    # Ctrl-C once the game has this many events: a condition, not a time, so that a busy
+    # machine (where the child may still be starting Python after a second) tests the same
+    for number, events in enumerate((1, 40)):
         game = f"d{number}"
         child = subprocess.Popen([sys.executable, "-m", "pbem.cli.app", "demo", "--game-name", game, "--json"],
                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(delay)
+        _wait_for_events(pbem_db, game, events, child)
         child.send_signal(signal.SIGINT)
         _out, err = child.communicate(timeout=120)
         if child.returncode == 0:  # a fast machine finished first: nothing to interrupt

@@ -79,7 +79,17 @@ def _failing_runs(tmp_path, public_key) -> dict[str, list[str]]:
         "replay": ["replay", str(tmp_path / "none.jsonl")], "reveal": ["reveal", "g", "ani", "A", "ab" * 32],
         "reveal-seed": ["reveal-seed", "g"], "seal": ["seal", "g", "ani", "Z"], "show": ["show", "nogame"],
         "start": ["start", "g"], "status": ["status", "nogame"], "submit": ["submit", "g", str(tmp_path / "none.txt")],
+        "page": ["page", "nogame", "-o", str(tmp_path / "nogame.html")],
+        "verify-page": ["verify-page", "-o", str(_a_file(tmp_path))],
+        "pause": ["pause", "nogame", "--reason", "holidays"], "resume": ["resume", "g"],
+        "extend": ["extend", "g", "zed", "24h"], "replace": ["replace", "g", "zed"],
     }
+
+
+def _a_file(tmp_path):
+    path = tmp_path / "a-file"
+    path.write_text("x")
+    return path
 
 
 def test_every_failure_under_json_is_one_json_document_on_stdout(new_game, cli, tmp_path):

@@ -161,12 +161,13 @@ def test_a_reminder_queued_before_a_kill_and_settled_after_it_never_arrives(tmp_
     server = refusing({})
     judge = Judge(tmp_path, cli, server.port)
     judge.one_pass()  # the welcomes
-    # read from the mail that arrived: once sent, the judge's copy no longer holds the password
+    # from the welcomes as the players received them: the judge's copy no longer holds them
     passwords = {}
-    for r in server.handler.received:
-        found = re.search(r"Your mail password for this game: (\S+)", r.message.get_body(("plain",)).get_content())
+    for received in server.handler.received:
+        text = received.message.get_body(("plain",)).get_content()
+        found = re.search(r"Your mail password for this game: (\S+)", text)
         if found:
-            passwords.update({address: found.group(1) for address in r.rcpt_tos})
+            passwords[received.rcpt_tos[0]] = found.group(1)
 
     # the judge queues the reminders, and is killed before it can send them
     judge.set_clock(later(judge.start, 18))

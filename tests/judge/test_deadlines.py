@@ -313,3 +313,30 @@ def test_the_status_in_an_answer_shows_due_times_in_the_readers_zone(timed):
     game.send("alex", "status")
     theirs = game.outbox("answer")[-1]["body_text"]
     assert "ani (commit, due 2030-01-02 10:00 UTC)" in theirs and "JST" not in theirs
+
+
+def test_tick_reads_only_games_with_something_due_and_without_snapshots_does_the_same(timed, monkeypatch):
+    """The snapshot at the head notes the earliest deadline: a game with nothing due (or
+    finished) is passed over unread. Snapshots are a cache: without them every game is read,
+    and the same reminders go out."""
+    game = timed()
+    judge.create_game(game.store, "g2", "tortuga", ["ann", "bob"], {}, {"ann": "ann@example.org"}, None,
+                      at=when(10), deadline_seconds=DAY, start=True)  # due 10 hours after g1
+    read = []
+    real = commands.load
+
+    def load(store, name, *args, **kwargs):
+        read.append(name)
+        return real(store, name, *args, **kwargs)
+    monkeypatch.setattr(commands, "load", load)
+    assert deadlines.tick(game.store, when(17.99)) == [] and read == []  # nothing due yet: nothing read
+    acts = deadlines.tick(game.store, when(18))
+    assert {a.game for a in acts} == {"g1"} and set(read) == {"g1"}
+    with game.store.transaction():
+        game.store.conn.execute("delete from snapshots")
+    read.clear()
+    assert deadlines.tick(game.store, when(18.5)) == []
+    assert set(read) == {"g1", "g2"}  # no snapshot says what is due: each game is read
+    acts = deadlines.tick(game.store, when(34))
+    assert sorted((a.game, a.action, a.player) for a in acts if a.game == "g2") == [
+        ("g2", "defaulted", "ann"), ("g2", "defaulted", "bob")]

@@ -157,7 +157,10 @@ def test_the_final_result_carries_the_export_and_the_audit_line(game, tmp_path):
     from email.policy import default
     message = email.message_from_bytes(results[0].read_bytes(), policy=default)
     files = {part.get_filename(): part.get_content() for part in message.iter_attachments()}
-    assert set(files) == {"g1.jsonl"}
+    assert set(files) == {"g1.jsonl", "g1.html"}
+    # the game's viewer (pbem page), made from the log the mail carries and nothing else
+    assert "<!DOCTYPE html>" in files["g1.html"] and "default-src 'none'" in files["g1.html"]
+    assert all(json.loads(line)["hash"] in files["g1.html"] for line in files["g1.jsonl"].splitlines())
     text = message.get_body(("plain",)).get_content()
     assert "save it and run: pbem audit --file g1.jsonl" in text and "pbem export" not in text
     exported = tmp_path / "g1.jsonl"

@@ -124,6 +124,7 @@ def test_a_550_fails_at_once_is_never_retried_and_the_moderator_is_told_once(mod
     assert failed.error == "recipient refused: 550 5.1.1 <frank@example.org>: Mailbox unavailable"
     [row] = rows(game, recipient="frank@example.org")
     assert row["state"] == "failed" and row["failed_at"] == when(0) and row["attempts"] == 1
+    assert game.passwords["frank"] not in row["body_text"]  # given up: its password leaves the database too
     # the moderator was told in the same run: since when, the server's words, what helps
     [notice] = server.handler.to(MODERATOR)
     assert notice["Subject"] == "[g1] mail to frank not delivered: no more reminders"

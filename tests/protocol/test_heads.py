@@ -57,3 +57,13 @@ def test_cli_heads_file_without_heads_is_a_usage_error(tmp_path):
     ok = CliRunner().invoke(app, ["audit", "--file", str(export), "--heads", str(summary)])
     assert ok.exit_code == 0 and ok.stdout.startswith("OK: complete, seed hash not compared (none given), ")
     assert ok.stdout.splitlines()[0].endswith("receipts not possible (no judge key in created)")
+
+
+def test_cli_a_missing_heads_or_receipt_file_is_a_usage_error(tmp_path):
+    from typer.testing import CliRunner
+
+    from pbem.cli.app import app
+    export = __import__("pathlib").Path(__file__).parents[2] / "examples/games/two-players.jsonl"
+    for option in ("--heads", "--receipt"):
+        result = CliRunner().invoke(app, ["audit", "--file", str(export), option, str(tmp_path / "gone.txt")])
+        assert result.exit_code == 2 and "gone.txt" in result.stderr and not result.stdout

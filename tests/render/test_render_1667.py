@@ -482,7 +482,8 @@ def test_a_game_played_through_the_log_renders_turn_by_turn(tmp_path):
 def _result_text(result: dict, fmt: str = "text") -> str:
     from pbem.render.environment import environment
     model = {**render.final_model(result, "g", NAMES), "turns": 9, "seed": None, "seed_hash": None,
-             "audit_file": "g.jsonl", "export_command": None, "chain_head": {"seq": 1, "hash": "ab"}}
+             "audit_file": "g.jsonl", "export_command": None, "chain_head": {"seq": 1, "hash": "ab"},
+             "judge_key": None}
     return environment(fmt).get_template("tortuga1667/_result.j2").render(res=model)
 
 

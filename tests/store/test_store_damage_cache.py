@@ -45,3 +45,33 @@ def test_a_change_made_between_transactions_is_found(store):
     store.conn.execute("update events set body = replace(body, '\"i\":1', '\"i\":9') where seq = 2")
     with store.transaction():
         assert store.damage("g")[0] == 2
+
+
+def test_across_our_own_transactions_only_new_events_are_checked_again(store):
+    with store.transaction():
+        assert store.damage("g") is None
+    with store.transaction():
+        assert store._checked["g"][0] == 3  # nobody wrote since: what was checked stays checked
+        store.append("g", "note", {"i": 3}, at=AT)
+        assert store.damage("g") is None and store._checked["g"][0] == 4
+
+
+def test_a_change_by_another_connection_between_transactions_is_found(store):
+    import sqlite3
+    with store.transaction():
+        assert store.damage("g") is None
+    other = sqlite3.connect(store.path)
+    with other:
+        other.execute("update events set body = replace(body, '\"i\":1', '\"i\":9') where seq = 2")
+    other.close()
+    with store.transaction():
+        assert "g" not in store._checked
+        assert store.damage("g")[0] == 2
+
+
+def test_a_rolled_back_transaction_forgets_what_it_checked(store):
+    with pytest.raises(RuntimeError):
+        with store.transaction():
+            assert store.damage("g") is None
+            raise RuntimeError("the command failed")
+    assert store._checked == {} and store.sessions == {}

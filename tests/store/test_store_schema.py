@@ -13,7 +13,8 @@ AT = "2024-05-01T12:00:00Z"  # the store is given its times in tests, never the 
 EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m004_judge",
                   "m005_snapshot_digest", "m006_imap",
                   "m007_deadlines", "m008_outbox_redact", "m010_mail_moments", "m010b_plain_mail",
-                  "m012_undeliverable"]
+                  "m011_snapshot_rounds", "m012_undeliverable", "m013_page_folders",
+                  "m014_former_players"]
 
 
 def columns(db, table):
@@ -26,7 +27,8 @@ def test_blank_database_migrates_to_full_schema(db_path):
         assert set(db.table_names()) == {"_migrations", "events", "secrets", "snapshots", "outbox",
                                          "mail_players", "mail_games", "mail_seen", "mail_strikes",
                                          "imap_folders", "imap_unmarked", "mail_deadlines", "mail_reminders",
-                                         "mail_failures"}
+                                         "mail_failures", "page_folders",
+                                         "mail_former"}
         assert columns(db, "events") == [
             ("game", "TEXT"),
             ("seq", "INTEGER"),
@@ -40,7 +42,7 @@ def test_blank_database_migrates_to_full_schema(db_path):
         assert columns(db, "secrets") == [("game", "TEXT"), ("name", "TEXT"), ("value", "TEXT")]
         assert db["secrets"].pks == ["game", "name"]
         assert columns(db, "snapshots") == [("game", "TEXT"), ("seq", "INTEGER"), ("state", "TEXT"),
-                                            ("digest", "TEXT")]
+                                            ("digest", "TEXT"), ("round", "INTEGER"), ("due", "TEXT")]
         assert db["snapshots"].pks == ["game", "seq"]
         assert columns(db, "_migrations") == [("name", "TEXT"), ("applied_at", "TEXT")]
         assert [index.columns for index in db["events"].indexes if index.origin == "c"] == [
@@ -78,6 +80,7 @@ def test_blank_database_migrates_to_full_schema(db_path):
         assert {name for name, column in outbox.items() if not column.notnull} == nullable
         assert outbox["refs"].default_value == "''" and outbox["attempts"].default_value == "0"
         assert [(index.columns, index.unique) for index in db["outbox"].indexes] == [
+            (["game", "state"], 0),
             (["state", "next_try_at"], 0),
             (["message_id"], 1),
         ]
@@ -109,6 +112,9 @@ def test_blank_database_migrates_to_full_schema(db_path):
             "dead_since", "told_at", "told_dead_at"]
         assert db["mail_failures"].pks == ["address"]
         assert all(column.notnull for column in db["mail_reminders"].columns)
+        assert columns(db, "mail_former") == [("game", "TEXT"), ("player", "TEXT"), ("address", "TEXT"),
+                                              ("until", "TEXT"), ("seq", "INTEGER")]
+        assert db["mail_former"].pks == ["game", "address"]
         rows = list(db.query("select name, applied_at from _migrations order by rowid"))
         assert [row["name"] for row in rows] == EXPECTED_NAMES
         assert all(len(row["applied_at"]) == 20 and row["applied_at"].endswith("Z") for row in rows)

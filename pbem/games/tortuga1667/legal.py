@@ -149,13 +149,18 @@ def describe(opts: list[str]) -> str:
         return ", ".join(opts)
     groups: dict[str, list[str]] = {}
     for o in opts:
-        groups.setdefault(o.split()[0], []).append(o)
+        word = o.partition(" ")[0]
+        group = groups.get(word)
+        if group is None:
+            groups[word] = [o]
+        else:
+            group.append(o)
     parts = []
     for word, group in groups.items():
         if word == "peek":
             parts.append(f"peek any two of slots {','.join(str(x) for x in _slots_in(group))}")
-        elif word == "force":
-            players = sorted({o.split()[1] for o in group}, key=[o.split()[1] for o in group].index)
+        elif word == "force":  # "force PLAYER A,B": the players in order of first mention
+            players = list(dict.fromkeys([o.split(" ", 2)[1] for o in group]))
             parts.append(f"force PLAYER A,B (PLAYER: {', '.join(players)})")
         else:
             parts += group

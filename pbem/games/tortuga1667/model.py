@@ -9,7 +9,6 @@ the loyalty table by player count, the vote deck, and the event deck.
 
 from __future__ import annotations
 
-import json
 from dataclasses import dataclass, field, fields
 
 SHIPS = ("dutchman", "jolly")  # the Flying Dutchman and the Jolly Roger
@@ -66,6 +65,20 @@ EVENT_NAMES = {
 VARIANTS = ("standard", "advanced")  # the option "variant": the set-up (docs/rules-1667.md)
 
 
+def _plain(value):
+    """A deep copy of JSON-plain data, as a JSON round trip makes it (tuples become lists)."""
+    kind = type(value)
+    if kind is list or kind is tuple:
+        return [v if type(v) in _ATOMS else _plain(v) for v in value]
+    if kind is dict:
+        return {k: v if type(v) in _ATOMS else _plain(v) for k, v in value.items()}
+    return value
+
+
+_ATOMS = frozenset((int, str, bool, type(None), float))
+_new_state = object.__new__
+
+
 @dataclass(slots=True)
 class State:
     players: list
@@ -102,17 +115,21 @@ class State:
     effects: list = field(default_factory=list)  # what the last apply did
 
     def copy(self) -> "State":
-        return State.from_json(self.to_json())
+        """A deep copy, built field by field (no JSON round trip: this runs on every apply)."""
+        new = _new_state(State)
+        for name in _FIELD_NAMES:
+            setattr(new, name, _plain(getattr(self, name)))
+        return new
 
     def to_json(self) -> dict:
         data = {"game": "tortuga1667"}
-        for f in fields(self):
-            data[f.name] = getattr(self, f.name)
-        return json.loads(json.dumps(data))  # a deep, plain copy
+        for name in _FIELD_NAMES:
+            data[name] = _plain(getattr(self, name))  # a deep, plain copy, as JSON would make it
+        return data
 
     @classmethod
     def from_json(cls, data: dict) -> "State":
-        data = json.loads(json.dumps(data))
+        data = _plain(data)  # nothing shared with the caller's data
         data.pop("game", None)
         return cls(**data)
 
@@ -170,3 +187,6 @@ class State:
 
     def team_totals(self) -> dict:
         return {team: sum(self.holds[p][team] for p in self.holds) for team in HOLDS}
+
+
+_FIELD_NAMES = tuple(f.name for f in fields(State))

@@ -1,0 +1,102 @@
+"""The pages: the verifier's time on the nine-player 1667 example in Chromium (target
+<= 0.5 s), the size of that game's viewer (target <= 1 MB), and the time of `pbem page`
+for it (target <= 1 s, a fresh process, start-up included).
+
+Run: python benchmarks/bench_pages.py [--repeat 5] [--screenshots docs/]
+
+With --screenshots DIR it also writes the pictures the README shows: the viewer of a
+Tortuga game and of the nine-player 1667 game, desktop (1280 px) and phone (390 px).
+Chromium is the system one (/usr/bin/chromium), driven as the tests drive it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import json
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+NINE = ROOT / "examples" / "games" / "tortuga1667-nine-players.jsonl"
+FOUR = ROOT / "examples" / "games" / "four-players.jsonl"
+
+
+def chromium_module():
+    spec = importlib.util.spec_from_file_location("pbem_bench_chromium", ROOT / "tests" / "pages" / "chromium.py")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def verifier_seconds(browser, repeat: int) -> list[float]:
+    """Time inside the page: from the export's text to the verdict, as performance.now() sees it."""
+    browser.open((ROOT / "pbem" / "pages" / "verify.html").as_uri())
+    text = json.dumps(NINE.read_text(encoding="utf-8"))
+    times = []
+    for _ in range(repeat):
+        took = browser.evaluate(f"""(async () => {{ const t = performance.now();
+            const r = await pbemVerify.check.verify({text}); if (r.verdict !== "OK") throw new Error(r.line);
+            return (performance.now() - t) / 1000; }})()""")
+        times.append(took)
+    return times
+
+
+def page_seconds(repeat: int, out: Path) -> tuple[list[float], list[float]]:
+    """Wall-clock and CPU seconds (user + system) of `pbem page`, each in a fresh process."""
+    import resource
+    times, cpu = [], []
+    for _ in range(repeat):
+        before = resource.getrusage(resource.RUSAGE_CHILDREN)
+        start = time.perf_counter()
+        subprocess.run([sys.executable, "-m", "pbem.cli.app", "page", "--file", str(NINE), "-o", str(out), "--force"],
+                       check=True, capture_output=True)
+        times.append(time.perf_counter() - start)
+        after = resource.getrusage(resource.RUSAGE_CHILDREN)
+        cpu.append(after.ru_utime - before.ru_utime + after.ru_stime - before.ru_stime)
+    return times, cpu
+
+
+def screenshots(browser, folder: Path) -> None:
+    from pbem.render import viewer
+    folder.mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory() as tmp:
+        for source, name in ((FOUR, "viewer-tortuga"), (NINE, "viewer-1667")):
+            page = Path(tmp) / f"{name}.html"
+            page.write_text(viewer.from_export(source.read_text(encoding="utf-8")), encoding="utf-8")
+            for width, height, mobile, tag in ((1280, 900, False, "desktop"), (390, 844, True, "phone")):
+                browser.set_size(width, height, mobile=mobile)
+                browser.open(page.as_uri() + ("#turn-5" if name == "viewer-1667" else "#round-3"))
+                browser.evaluate("window.scrollTo(0, document.querySelector('nav.rounds').getBoundingClientRect().top - 8)")
+                browser.screenshot(folder / f"{name}-{tag}.png", full_page=False)
+                print(f"wrote {folder / f'{name}-{tag}.png'}")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, default=5)
+    parser.add_argument("--screenshots", type=Path, default=None, help="write the README's pictures here")
+    args = parser.parse_args()
+    chromium = chromium_module()
+    with tempfile.TemporaryDirectory() as tmp:
+        out = Path(tmp) / "nine.html"
+        page, page_cpu = page_seconds(args.repeat, out)
+        size = out.stat().st_size
+        with chromium.Chromium() as browser:
+            verify = verifier_seconds(browser, args.repeat)
+            if args.screenshots:
+                screenshots(browser, args.screenshots)
+    print(f"verifier, nine-player 1667 example in Chromium: median {statistics.median(verify):.3f} s "
+          f"(min {min(verify):.3f}, max {max(verify):.3f}; target <= 0.5 s)")
+    print(f"viewer of that game: {size} bytes ({size / 1e6:.2f} MB; target <= 1 MB)")
+    print(f"pbem page for it (a fresh process): median {statistics.median(page):.3f} s "
+          f"(min {min(page):.3f}, max {max(page):.3f}; target <= 1 s); CPU time median "
+          f"{statistics.median(page_cpu):.3f} s (on a shared machine the wall clock waits for the CPU)")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,150 @@
+"""When a player is away or leaves: pause, resume, extend and replace (the moderator's discretion)."""
+
+
+from typing import Annotated, List, Optional
+
+import typer
+
+from .common import DbOption, GameArg, JsonOption, emit, fail, handled, open_store, safe
+
+ReasonOption = Annotated[Optional[str], typer.Option(
+    "--reason", help="Why: the players read it, and the public log keeps it.", show_default=False)]
+UntilOption = Annotated[Optional[str], typer.Option(
+    "--until", help="A time in UTC, e.g. 2030-01-05T18:00:00Z or '2030-01-05 18:00'.", show_default=False)]
+
+
+def register(app: typer.Typer) -> None:
+    app.command("pause")(pause)
+    app.command("resume")(resume)
+    app.command("extend")(extend)
+    app.command("replace")(replace)
+
+
+def parse_until(value: Optional[str]) -> Optional[str]:
+    """A UTC time as the log writes it (2030-01-05T18:00:00Z); a few friendly spellings too."""
+    if value is None:
+        return None
+    from datetime import datetime
+    from ..protocol.times import AT_FORMAT
+    text = value.strip().replace(" ", "T").rstrip("Z").upper()
+    for form in ("%Y-%m-%dT%H:%M:%S", "%Y-%m-%dT%H:%M"):
+        try:
+            return datetime.strptime(text, form).strftime(AT_FORMAT)
+        except ValueError:
+            continue
+    raise typer.BadParameter(f"--until {safe(value)!r}: give a time in UTC like 2030-01-05T18:00:00Z or "
+                             f"'2030-01-05 18:00'")
+
+
+@handled
+def pause(game: GameArg, reason: ReasonOption = None, db: DbOption = None, as_json: JsonOption = False):
+    """Pause a game: no deadline runs (no reminder, no default) until 'pbem resume'.
+
+    Moves that arrive meanwhile are still taken. Players and the list are told by mail.
+    The pause and its reason go into the public log.
+
+    \b
+    Example: pbem pause g1 --reason "summer holidays, back on 2030-08-20"
+    """
+    from ..protocol import away as absence
+    if not reason or not reason.strip():
+        fail("give the reason the players will read, e.g. pbem pause g1 --reason 'summer holidays'", 2)
+    session = absence.pause(open_store(db), game, reason)
+    emit({"game": game, "paused": session.paused}, as_json,
+         f"game {game} is paused (no deadline runs) since {session.paused['since']}; pbem resume {game} ends it")
+
+
+@handled
+def resume(game: GameArg, until: UntilOption = None, reason: ReasonOption = None, db: DbOption = None,
+           as_json: JsonOption = False):
+    """Resume a paused game: every open deadline moves on by the length of the pause.
+
+    With --until every open deadline becomes that time instead. Each player is mailed
+    their new deadlines (in their own time zone).
+
+    \b
+    Example: pbem resume g1
+    Example: pbem resume g1 --until "2030-08-22 18:00"
+    """
+    from ..protocol import away as absence, reports
+    store = open_store(db)
+    session = absence.resume(store, game, until=parse_until(until), reason=reason or "")
+    waiting = reports.waiting(session)
+    emit({"game": game, "waiting": waiting}, as_json,
+         f"game {game} resumed; " + ("; ".join(f"{safe(w['player'])} {w['kind']} due {w.get('due', '-')}"
+                                              for w in waiting) or "nobody owes anything now"))
+
+
+@handled
+def extend(game: GameArg,
+           args: Annotated[Optional[List[str]], typer.Argument(
+               help="[PLAYER] [DURATION]: whose deadlines (default: every player's) and by how much, e.g. 24h.",
+               show_default=False)] = None,
+           until: UntilOption = None, reason: ReasonOption = None, db: DbOption = None, as_json: JsonOption = False):
+    """Give more time: move what a player (or every player) owes now on by DURATION, or to --until.
+
+    Only the deadlines of the requests open now change; the extension, who asked for it
+    and why go into the public log, and each player concerned is mailed the new time.
+    Players may ask by mail themselves ('extend 24h'), once per game for up to 24h unless
+    the game was made with other --extensions.
+
+    \b
+    Example: pbem extend g1 frank 24h --reason "frank is travelling"
+    Example: pbem extend g1 --until "2030-01-10 18:00"
+    """
+    from ..protocol import away as absence
+    from .common import parse_duration
+    args = list(args or [])
+    player = duration = None
+    if len(args) > 2:
+        fail("give at most PLAYER and DURATION, e.g. pbem extend g1 frank 24h", 2)
+    if len(args) == 2:
+        player, duration = args
+    elif len(args) == 1:
+        if _looks_like_duration(args[0]):
+            duration = args[0]
+        else:
+            player = args[0]
+    if (duration is None) == (until is None):
+        fail("give a DURATION (e.g. 24h) or --until TIME, one of the two: pbem extend g1 frank 24h", 2)
+    outcome: dict = {}
+    absence.extend(open_store(db), game, player, seconds=parse_duration(duration), until=parse_until(until),
+                      reason=reason or "", outcome=outcome)
+    emit({"game": game, "requests": outcome["requests"]}, as_json, "\n".join(
+        f"{safe(r['player'])} {r['kind']} (round {r['round']}, step {r['step']}): due {r['until']} (was {r['from']})"
+        for r in outcome["requests"]))
+
+
+def _looks_like_duration(text: str) -> bool:
+    return len(text) >= 2 and text[-1].lower() in "mhd" and text[:-1].isdigit()
+
+
+@handled
+def replace(game: GameArg,
+            seat: Annotated[str, typer.Argument(help="The seat (the player's name at 'pbem new'); it keeps its name.",
+                                                show_default=False)],
+            email: Annotated[Optional[str], typer.Option("--email", help="The new player's address.",
+                                                         show_default=False)] = None,
+            key: Annotated[Optional[str], typer.Option("--key", help="The new player's public key (pbem keygen); "
+                                                       "needed in a game that takes only signed moves.",
+                                                       show_default=False)] = None,
+            tz: Annotated[Optional[str], typer.Option("--tz", help="The new player's time zone (IANA name).",
+                                                      show_default=False)] = None,
+            reason: ReasonOption = None, db: DbOption = None, as_json: JsonOption = False):
+    """A new person takes over a seat: the seat stays, the person behind it changes.
+
+    From now on the old password and key are refused. The new player gets a welcome with
+    their own password and everything the seat knows (its private message). A choice the
+    former player sealed on their own machine stays binding: without its salt the step's
+    default applies at the deadline. The log records the replacement, never the address.
+
+    \b
+    Example: pbem replace g1 lothar --email maria@example.org --reason "lothar left the game"
+    """
+    from ..mail import away
+    from ..protocol.commands import now_utc
+    done = away.replace(open_store(db), game, seat, email, at=now_utc(), key=key, reason=reason or "", tz=tz)
+    text = f"seat {safe(seat)} in {game} changed hands at event {done['event']}"
+    if done["address"]:
+        text += f"; the welcome for {done['address']} is queued (pbem mail send)"
+    emit(done, as_json, text)

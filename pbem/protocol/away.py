@@ -1,0 +1,115 @@
+"""When a player is away or leaves: pause, resume, extend and replace, and their tally for the audit.
+
+``pause``, ``resume``, ``extend`` and ``replace`` write one event each (see ``seats.py`` for
+what the replay checks), in one transaction with the mail they call for (the judge's write
+hook). ``tally`` counts the discretionary events of a log, for the audit's verdict: what
+the judge decided at its discretion, and who asked.
+"""
+
+from __future__ import annotations
+
+from .commands import _note, _write
+from .errors import Refused
+from .times import shift
+
+# event kinds that record a decision of the judge rather than a player's move
+KINDS = ("paused", "resumed", "extended", "replaced")
+
+
+def pause(store, game_id: str, reason: str, at=None):
+    """Pause ``game_id``: from now on no deadline runs (moves are still taken)."""
+    return _write(store, game_id, lambda s: [("paused", {"by": "moderator", "reason": (reason or "").strip()})], at)
+
+
+def resume(store, game_id: str, until: str | None = None, reason: str = "", at=None):
+    """Resume a paused game: each open deadline moves on by the pause (or to ``until``)."""
+    data = {"by": "moderator", "reason": (reason or "").strip() or "the pause is over"}
+    if until is not None:
+        data["until"] = until
+    return _write(store, game_id, lambda s: [("resumed", data)], at)
+
+
+def extend(store, game_id: str, player: str | None = None, seconds: int | None = None,
+           until: str | None = None, by: str = "moderator", reason: str = "", at=None,
+           outcome: dict | None = None):
+    """Move the deadlines of what ``player`` owes now (every player's, when None) on by
+    ``seconds``, or to ``until``. ``by`` "player": the player asked (by mail), within the
+    game's allowance. ``outcome`` gets ``requests``: each request with its old and new due."""
+    if (seconds is None) == (until is None):
+        raise Refused("give the extension as a duration (e.g. 24h) or as --until TIME, one of the two")
+
+    def build(session):
+        if player is not None:
+            session.player(player)
+        if not session.meta.get("deadline_seconds"):
+            raise Refused(f"game {game_id} has no deadline (pbem new --deadline 48h), so there is nothing to extend")
+        if session.state is None:
+            raise Refused(f"game {game_id} has not started, so no deadline runs yet")
+        keys = [clock for who, _what, _sealed, clock in session.owed() if player is None or who == player]
+        if not keys:
+            raise Refused(f"{player} owes nothing now, so there is no deadline to extend" if player is not None
+                          else "nobody owes anything now, so there is no deadline to extend")
+        requests = []
+        for key in keys:
+            due = session.base_due(key)
+            requests.append({"player": key[0], "round": key[1], "step": key[2], "kind": key[3],
+                             "from": due, "until": until or shift(due, seconds)})
+        data = {"by": by, "reason": (reason or "").strip() or
+                ("asked by mail" if by == "player" else "the moderator's decision"), "requests": requests}
+        if player is not None:
+            data["player"] = player
+        _note(outcome, requests=requests)
+        return [("extended", data)]
+    return _write(store, game_id, build, at)
+
+
+def replace(store, game_id: str, seat: str, key: str | None = None, reason: str = "", at=None):
+    """Another person takes ``seat``: from this event on, its key is ``key`` (or none)."""
+    def build(session):
+        session.player(seat)
+        data = {"seat": seat, "by": "moderator", "reason": (reason or "").strip() or "the seat's player left"}
+        if key is not None:
+            data["key"] = key.strip()
+        return [("replaced", data)]
+    return _write(store, game_id, build, at)
+
+
+def tally(rows) -> dict:
+    """The discretionary events of a log (export dicts or Events), counted for a verdict:
+    ``{"pauses", "extensions", "extensions_by_moderator", "replacements", "stand_in_moves"}``
+    (only the non-zero ones). Forced defaults and moderator-made seals are counted with
+    the trust checks of the audit itself."""
+    counts: dict[str, int] = {}
+
+    def add(name: str) -> None:
+        counts[name] = counts.get(name, 0) + 1
+    for ev in rows:
+        kind, data = (ev["kind"], ev["data"]) if isinstance(ev, dict) else (ev.kind, ev.data)
+        if kind == "paused":
+            add("pauses")
+        elif kind == "extended":
+            add("extensions")
+            if data.get("by") == "moderator":
+                add("extensions_by_moderator")
+        elif kind == "replaced":
+            add("replacements")
+        elif kind in ("commit", "decide") and data.get("by") == "stand-in":
+            add("stand_in_moves")
+    return counts
+
+
+def tally_text(counts: dict) -> str:
+    """"2 extensions (1 by the moderator), 1 replacement, ..." (empty when nothing)."""
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}{'' if count == 1 else 's'}"
+    parts = []
+    if counts.get("pauses"):
+        parts.append(n(counts["pauses"], "pause"))
+    if counts.get("extensions"):
+        parts.append(n(counts["extensions"], "extension") + f" ({counts.get('extensions_by_moderator', 0)} by the "
+                     f"moderator)")
+    if counts.get("replacements"):
+        parts.append(n(counts["replacements"], "replacement"))
+    if counts.get("stand_in_moves"):
+        parts.append(n(counts["stand_in_moves"], "stand-in move"))
+    return ", ".join(parts)

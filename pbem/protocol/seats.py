@@ -1,0 +1,239 @@
+"""Seats and time: the moderator's discretion over deadlines and persons, as events.
+
+A deadline is data, kept by the replay: a request is due ``deadline_seconds`` after it
+opened, unless an event moved it (``due_over``). These events change deadlines and who
+answers for a seat, each naming who asked (``by``) and why (``reason``):
+
+    paused     no deadline runs from now on (moves are still taken)
+    resumed    deadlines run again; each open one moves on by the time it was paused
+               (or, with ``until``, to that time)
+    extended   the named requests' deadlines move to ``until`` (each with its old due,
+               ``from``); ``by`` "player" spends one of the game's per-player allowance
+    replaced   a seat changes hands: its public key (``key``, or none) from this event on;
+               a commitment the former person sealed on their own machine stays binding
+
+Nothing here knows a game's rules; the mixin uses the Session's ``owed`` and ``opened_at``.
+No address or password is ever part of these events: those stay in the judge's tables.
+"""
+
+from __future__ import annotations
+
+from ..text import quote
+from .errors import Refused
+from .times import AT_FORMAT, seconds_between, shift
+
+ALLOWANCE = {"count": 1, "max_seconds": 86400}  # a player's own extensions, per game
+MAX_REASON = 300
+WHO = ("moderator", "player")
+
+
+def allowance(meta: dict) -> dict:
+    """The game's extension allowance for players (``created``'s ``extensions``, else the default)."""
+    return {**ALLOWANCE, **(meta.get("extensions") or {})}
+
+
+def check_time(text, what: str) -> str:
+    from datetime import datetime
+    try:
+        if isinstance(text, str) and datetime.strptime(text, AT_FORMAT).strftime(AT_FORMAT) == text:
+            return text
+    except ValueError:
+        pass
+    raise Refused(f"{what} {quote(text)} is not a time; give one like 2030-01-05T18:00:00Z (UTC)")
+
+
+class SeatsAndTime:
+    """Session mixin: pauses, extensions and replacements (see the module docstring)."""
+
+    def _init_seats(self) -> None:
+        self.paused: dict | None = None  # {"since", "by", "reason"} while the game is paused
+        self.due_over: dict[tuple, str] = {}  # request key -> due time set by an event
+        self.ext_used: dict[str, int] = {}  # player -> extensions they asked for
+        self.hands: dict[str, int] = {}  # seat -> how often it changed hands
+        self.orphaned: set[tuple] = set()  # (player, round, step): committed by a former person
+        self.missed: dict[str, int] = {}  # seat -> defaults in a row (standin.py)
+        self.standing_in: set[str] = set()  # seats the stand-in plays now
+
+    def seats_json(self) -> dict:
+        out = {}
+        if self.paused:
+            out["paused"] = self.paused
+        if self.due_over:
+            out["due_over"] = [[*key, at] for key, at in sorted(self.due_over.items())]
+        if self.ext_used:
+            out["ext_used"] = self.ext_used
+        if self.hands:
+            out["hands"] = self.hands
+        if self.orphaned:
+            out["orphaned"] = sorted(list(k) for k in self.orphaned)
+        if self.missed:
+            out["missed"] = self.missed
+        if self.standing_in:
+            out["standing_in"] = sorted(self.standing_in)
+        return out
+
+    def seats_from_json(self, data: dict) -> None:
+        self.paused = data.get("paused")
+        self.due_over = {(p, r, s, k): at for p, r, s, k, at in data.get("due_over", [])}
+        self.ext_used = dict(data.get("ext_used", {}))
+        self.hands = dict(data.get("hands", {}))
+        self.orphaned = {tuple(k) for k in data.get("orphaned", [])}
+        self.missed = dict(data.get("missed", {}))
+        self.standing_in = set(data.get("standing_in", []))
+
+    # ------------------------------------------------------------------ the stand-in
+
+    def _missed(self, player: str) -> None:
+        """One more default in a row for ``player``: the stand-in takes the seat at N."""
+        self.missed[player] = self.missed.get(player, 0) + 1
+        after = self.meta.get("stand_in_after")
+        if after and self.missed[player] >= after:
+            self.standing_in.add(player)
+
+    def _came_back(self, player: str) -> None:
+        """A valid move of the seat's own: no defaults in a row, and no stand-in."""
+        self.missed.pop(player, None)
+        self.standing_in.discard(player)
+
+    # ------------------------------------------------------------------ deadlines
+
+    def base_due(self, key: tuple) -> str | None:
+        """When the request ``key`` is due, pause or no pause (None: no deadline)."""
+        if key in self.due_over:
+            return self.due_over[key]
+        deadline = self.meta.get("deadline_seconds")
+        opened = self.opened_at.get(key)
+        return shift(opened, deadline) if deadline and opened else None
+
+    def due(self, key: tuple) -> str | None:
+        """When the request ``key`` is due; None while the game is paused (no deadline runs)."""
+        return None if self.paused else self.base_due(key)
+
+    def _keep_dues(self) -> None:
+        """Forget moved deadlines of requests that are no longer owed."""
+        if self.due_over:
+            self.due_over = {k: v for k, v in self.due_over.items() if k in self.opened_at}
+        if self.orphaned:
+            step = self.sealed
+            self.orphaned = {o for o in self.orphaned if step is not None and o[0] not in step.revealed
+                             and (o[1], o[2]) == (step.round, step.step)}
+
+    def _discretion(self, data: dict, kind: str, who=("moderator",)) -> None:
+        by, reason = data.get("by"), data.get("reason")
+        if by not in who:
+            raise Refused(f"a {kind} event names who asked for it: by {' or '.join(who)}, not {quote(by)}")
+        if not isinstance(reason, str) or len(reason) > MAX_REASON:
+            raise Refused(f"a {kind} event says why in a reason of up to {MAX_REASON} characters")
+
+    def _in_play(self, what: str) -> None:
+        if self.seed_revealed or self.disclosed or (self.state is not None and self.finished):
+            raise Refused(f"game {self.game_id} is over, so it cannot be {what}; only a game in play can")
+        if not self.started:
+            raise Refused(f"game {self.game_id} has not started, so no deadline runs yet and it cannot be {what} "
+                          f"(pbem start {self.game_id})")
+
+    # ------------------------------------------------------------------ events
+
+    def _on_paused(self, data: dict, at: str) -> None:
+        self._discretion(data, "pause")
+        if not data["reason"].strip():
+            raise Refused("a pause needs a reason the players will read, e.g. --reason 'summer holidays'")
+        self._in_play("paused")
+        if self.paused:
+            raise Refused(f"game {self.game_id} is already paused (since {self.paused['since']}); "
+                          f"resume it with: pbem resume {self.game_id}")
+        self.paused = {"since": at, "by": data["by"], "reason": data["reason"]}
+
+    def _on_resumed(self, data: dict, at: str) -> None:
+        self._discretion(data, "resume")
+        if not self.paused:
+            raise Refused(f"game {self.game_id} is not paused, so there is nothing to resume "
+                          f"(pbem pause {self.game_id} --reason TEXT pauses it)")
+        until = data.get("until")
+        if until is not None and check_time(until, "--until") <= at:
+            raise Refused(f"--until {until} is not later than now ({at}); give a time after it")
+        since = self.paused["since"]
+        if self.state is not None:
+            for key, opened in list(self.opened_at.items()):
+                base = self.base_due(key)
+                if until is not None:
+                    self.due_over[key] = until
+                elif base is not None:  # the clock stood still from the pause (or the opening) until now
+                    self.due_over[key] = shift(base, seconds_between(max(since, opened), at))
+        self.paused = None
+
+    def _on_extended(self, data: dict, at: str) -> None:
+        self._discretion(data, "extension", WHO)
+        if not self.meta.get("deadline_seconds"):
+            raise Refused(f"game {self.game_id} has no deadline (pbem new --deadline 48h), so there is "
+                          f"nothing to extend")
+        self._in_play("given an extension")
+        requests = data["requests"]
+        if not isinstance(requests, list) or not requests:
+            raise Refused("an extension names the requests whose deadlines it moves")
+        asker = data.get("player")
+        if data["by"] == "player":
+            asker = self.player(asker)
+            rules = allowance(self.meta)
+            if self.ext_used.get(asker, 0) >= rules["count"]:
+                raise Refused(f"{asker} has used the extensions this game allows a player "
+                              f"({rules['count']}); ask the moderator instead")
+        for item in requests:
+            key = (self.player(item["player"]), item["round"], item["step"], item["kind"])
+            if asker is not None and key[0] != asker:
+                raise Refused(f"{asker} may only extend their own deadlines, not {key[0]}'s")
+            until = check_time(item["until"], "an extension's time")
+            if self.state is None:  # a seedless audit knows the order of events, not the requests
+                continue
+            if key not in self.opened_at:
+                raise Refused(f"{key[0]} owes no {key[3]} in round {key[1]} step {key[2]}, so there is no "
+                              f"deadline to extend")
+            due = self.base_due(key)
+            self._expect(item, "from", due)
+            if self.paused is None and at >= due:
+                raise Refused(f"the deadline of {key[0]}'s {key[3]} passed at {due}; an extension must "
+                              f"come before it")
+            if until <= due:
+                raise Refused(f"an extension moves a deadline later: {until} is not after {due}")
+            if data["by"] == "player" and seconds_between(due, until) > allowance(self.meta)["max_seconds"]:
+                limit = allowance(self.meta)["max_seconds"]
+                raise Refused(f"a player may extend a deadline by at most {_short(limit)} in this game; "
+                              f"ask for {_short(limit)} or less, or ask the moderator")
+            self.due_over[key] = until
+        if data["by"] == "player":
+            self.ext_used[asker] = self.ext_used.get(asker, 0) + 1
+
+    def _on_replaced(self, data: dict, at: str) -> None:
+        self._discretion(data, "replacement")
+        seat = self.player(data["seat"])
+        if self.seed_revealed or self.disclosed or (self.state is not None and self.finished):
+            raise Refused(f"game {self.game_id} is over, so its seats no longer change hands")
+        key = data.get("key")
+        if key is not None:
+            from .signing import parse_public_key
+            try:
+                raw = parse_public_key(key)
+            except ValueError as exc:
+                raise Refused(f"the new key of {seat}: {exc}") from None
+            if any(p != seat and parse_public_key(k) == raw for p, k in self.keys.items()):
+                raise Refused("this public key is already registered for another seat; the new player "
+                              "makes their own key pair (pbem keygen)")
+            self.keys[seat] = key
+        elif self.meta.get("require_signatures"):
+            raise Refused(f"game {self.game_id} takes only signed moves: give the new player's public key "
+                          f"with --key")
+        else:
+            self.keys.pop(seat, None)
+        self.hands[seat] = self.hands.get(seat, 0) + 1
+        self._came_back(seat)
+        step = self.sealed
+        if step is not None and seat in step.commits and seat not in step.revealed \
+                and step.commits[seat]["by"] == "player":
+            self.orphaned.add((seat, step.round, step.step))
+
+
+def _short(seconds: int) -> str:
+    for unit, size in (("h", 3600), ("m", 60)):
+        if seconds % size == 0:
+            return f"{seconds // size}{unit}"
+    return f"{seconds}s"

@@ -1,0 +1,165 @@
+"""The game's viewer: one self-contained HTML page of a whole game, from its public record.
+
+What the page shows is what the public has: the log exactly as ``pbem export`` writes it
+(every event with its hash), and the public summaries published from it, every round or
+turn with its board, built through the game's public view (``rules.view(state, None)``)
+as ``pbem show`` builds them. Replaying the log to draw those boards needs the server seed
+(the moderator's own during play, or the one the log reveals); the seed itself, a salt
+not yet revealed, a held vote or a hidden card never reaches the page. In Tortuga 1667 the
+votes show their shown cards and outcomes, and who played which card only once the log
+has disclosed it.
+
+The page makes no request (its Content-Security-Policy forbids every one): inline style,
+inline SVG and a small inline script for the previous/next buttons and the arrow keys;
+without the script every round is simply shown one after another.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..protocol.errors import Refused
+
+GAME_NAMES = {"tortuga": "Tortuga", "tortuga1667": "Tortuga 1667"}
+_STYLE = re.compile(r"<style>(.*?)</style>", re.S)
+_BODY = re.compile(r"<body>\n?(.*?)</body>", re.S)
+_H1 = re.compile(r"^<h1>.*?</h1>\n?", re.S)
+# a Tortuga 1667 turn: its heading, then (further down) the table's heading and picture
+_TURN_TABLE = re.compile(r'(<section class="turn"[^>]*>\s*<h2>.*?</h2>)(.*?)'
+                         r'(<h3>[^<]*</h3>\s*<figure class="table1667">.*?</figure>)', re.S)
+
+
+def from_store(store, game: str) -> str:
+    """The viewer of a game in the moderator's database."""
+    from . import record
+    rec = record.from_store(store, game)
+    return render_page(rec, [e.export_dict() for e in store.events(game)])
+
+
+def from_export(text: str) -> str:
+    """The viewer of an exported game (its seed revealed, so that the boards can be drawn)."""
+    from ..store import read_export
+    from . import record
+    rec = record.from_export(text)
+    return render_page(rec, read_export(text))
+
+
+def render_page(rec, rows: list[dict]) -> str:
+    from markupsafe import Markup
+
+    from . import summary
+    from .environment import render
+    if not rows:
+        raise Refused(f"no events for game {rec.game_id}")
+    _model, document = summary.render_all(rec, "html")
+    styles = "\n".join(_STYLE.findall(document))
+    body = _H1.sub("", _BODY.search(document).group(1).lstrip(), count=1)
+    # the table goes beside the turn's summary (on a wide screen), so it moves up to its heading
+    body = _TURN_TABLE.sub(lambda m: f'{m.group(1)}\n<aside class="board">{m.group(3)}</aside>{m.group(2)}', body)
+    model = page_model(rec, rows)
+    return render("shared", "viewer", "html", page=model, summary_style=Markup(styles), summary_body=Markup(body))
+
+
+def write_atomically(path, html: str) -> None:
+    """Write the page whole or not at all (a reader never sees half a page)."""
+    import os
+    import tempfile
+    from pathlib import Path
+    path = Path(path)
+    fd, temp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as handle:
+            handle.write(html)
+        os.chmod(temp, 0o644)
+        os.replace(temp, path)
+    except BaseException:
+        if os.path.exists(temp):
+            os.unlink(temp)
+        raise
+
+
+def page_model(rec, rows: list[dict]) -> dict:
+    """Everything the page shows besides the summaries; all of it public."""
+    created = rows[0]["data"]
+    game_type = rec.meta["game_type"]
+    unit = "Turn" if game_type == "tortuga1667" else "Round"
+    heads = {r.head[0]: r.number for r in rec.rounds if r.head and r.complete}
+    return {
+        "game": rec.game_id, "game_name": GAME_NAMES.get(game_type, game_type), "unit": unit,
+        "players": rec.players, "seed_hash": created.get("seed_hash"), "judge_key": created.get("judge_key"),
+        "revealed_seed": rec.revealed_seed, "stands": _stands(rec, unit),
+        "rounds": [{"number": r.number, "anchor": f"{'turn' if unit == 'Turn' else 'round'}-{r.number}",
+                    "complete": r.complete, "head": {"seq": r.head[0], "hash": r.head[1]} if r.head else None}
+                   for r in rec.rounds],
+        "head": {"seq": rows[-1]["seq"], "hash": rows[-1]["hash"]},
+        "log": [{"seq": row["seq"], "at": row["at"], "kind": row["kind"], "hash": row["hash"],
+                 "brief": brief(row["kind"], row["data"]), "head_of": heads.get(row["seq"])} for row in rows],
+        "votes": votes(rec) if game_type == "tortuga1667" else None,
+    }
+
+
+def _stands(rec, unit: str) -> str:
+    """Where the game stands, in one sentence."""
+    from ..protocol.reports import waiting
+    if not rec.rounds:
+        return "Not started yet: waiting for client seeds and the start."
+    if rec.finished:
+        result = rec.session.rules.result(rec.session.state)
+        winners = result.get("winners") or []
+        won = f" Won by {', '.join(winners)}." if winners else ""
+        return f"Over after {unit.lower()} {rec.rounds[-1].number}.{won}"
+    if rec.revealed_seed is not None:
+        return f"Play ended early, in {unit.lower()} {rec.rounds[-1].number}: the server seed was published."
+    owed = waiting(rec.session)
+    who = ", ".join(f"{w['player']} ({w['kind']})" for w in owed)
+    return f"In play: {unit.lower()} {rec.rounds[-1].number}" + (f", waiting for {who}." if who else ".")
+
+
+def votes(rec) -> list[dict]:
+    """Tortuga 1667's votes: the shown cards and the outcome of each (public), and who
+    played which card once the log has disclosed the held votes."""
+    from .tortuga1667 import disclosed_votes, vote_face
+    shown = []
+    for r in rec.rounds:
+        for effect in r.effects:
+            if effect["type"] == "vote":
+                shown.append({"turn": r.number, "kind": effect.get("kind"), "caller": effect.get("caller"),
+                              "voters": list(effect.get("voters", [])), "outcome": effect.get("outcome"),
+                              "cards": [vote_face(c)["text"] for c in effect.get("cards", [])], "played": None})
+    if rec.session.disclosed:
+        for vote, played in zip(shown, disclosed_votes(rec)):
+            vote["played"] = [{"player": p["player"], "card": p["text"]} for p in played["played"]]
+    return shown
+
+
+def brief(kind: str, data: dict) -> str:
+    """A few words on an event, from its (public) data."""
+    player = data.get("player")
+    where = f" {data['round']}.{data['step']}" if "round" in data and "step" in data else ""
+    if kind == "created":
+        return f"players {', '.join(data.get('players', []))}"
+    if kind == "client_seed":
+        return f"{player}: {data.get('seed')}"
+    if kind == "started":
+        return "client entropy " + str(data.get("client_entropy", ""))[:16] + "…"
+    if kind == "commit":
+        return f"{player}, step{where}: {str(data.get('commitment', ''))[:16]}…" + (" (sealed by the moderator)" if data.get("by") == "moderator" else "")
+    if kind == "reveal":
+        return f"{player}, step{where}: {data.get('applied', data.get('choice'))}"
+    if kind == "reveal_held":
+        return f"{player}, step{where}: revealed to the judge (held until the end)"
+    if kind == "sealed_batch":
+        return f"step{where}: digest {str(data.get('digest', ''))[:16]}…"
+    if kind == "decide":
+        return f"{player}: {data.get('applied', data.get('choice'))}"
+    if kind == "default":
+        return f"{player}: {data.get('reason')}" + (f" ({data['choice']})" if "choice" in data else "")
+    if kind == "nmr":
+        return f"{player}, step{where}: late"
+    if kind == "disclosed":
+        return f"{len(data.get('steps', []))} anonymous steps disclosed"
+    if kind == "seed_revealed":
+        return f"seed {data.get('seed')}"
+    if kind == "key":
+        return f"{player}: key registered"
+    return player or ""

@@ -1,0 +1,186 @@
+"""The game's viewer (``pbem page``) in Chromium: one self-contained file that makes no
+request, every round or turn with its board and summary behind previous/next buttons and
+the arrow keys, the log with every hash, 1667's votes, a phone's width; the judge keeps it
+in a folder; and a game in play's page holds none of its secrets."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from pbem.cli.app import app
+from pbem.render import viewer
+
+ROOT = Path(__file__).resolve().parents[2]
+EXAMPLES = ROOT / "examples" / "games"
+
+
+def page_of(name: str) -> str:
+    return viewer.from_export((EXAMPLES / f"{name}.jsonl").read_text(encoding="utf-8"))
+
+
+def assert_self_contained(html: str) -> None:
+    assert "default-src 'none'" in html  # the policy forbids every request, should one slip in
+    assert not re.search(r"""(?:src|href|action)\s*=\s*["']?\s*(?:https?:)?//""", html, re.I), "a link to elsewhere"
+    assert not re.search(r"url\(\s*['\"]?(?:https?:)?//", html, re.I) and "@import" not in html
+    assert "<link" not in html and "<iframe" not in html
+
+
+@pytest.mark.parametrize("name", ["two-players", "four-players-long", "tortuga1667-nine-players"])
+def test_the_page_is_one_file_that_asks_for_nothing(name):
+    assert_self_contained(page_of(name))
+
+
+def test_pbem_page_writes_the_viewer(tmp_path):
+    out = tmp_path / "nine.html"
+    runner = CliRunner()
+    result = runner.invoke(app, ["page", "--file", str(EXAMPLES / "tortuga1667-nine-players.jsonl"), "-o", str(out), "--json"])
+    assert result.exit_code == 0, result.stderr
+    assert json.loads(result.stdout)["bytes"] == len(out.read_bytes())
+    again = runner.invoke(app, ["page", "--file", str(EXAMPLES / "two-players.jsonl"), "-o", str(out)])
+    assert again.exit_code == 1 and "exists" in again.stderr and "--force" in again.stderr
+    assert "tortuga1667-nine-players" in out.read_text(encoding="utf-8")  # unchanged
+    neither = runner.invoke(app, ["page"])
+    assert neither.exit_code == 2 and "give a GAME or --file FILE" in neither.stderr
+
+
+def test_the_log_holds_every_event_and_hash_of_the_export():
+    text = (EXAMPLES / "four-players.jsonl").read_text(encoding="utf-8")
+    html = viewer.from_export(text)
+    rows = [json.loads(line) for line in text.splitlines()]
+    for row in rows:
+        assert row["hash"] in html
+    assert html.count('<tr class="head">') >= 5  # the heads the five round summaries published
+    assert rows[0]["data"]["seed_hash"] in html
+
+
+def open_page(browser, tmp_path, html: str, name: str, width=1280, height=900, mobile=False):
+    path = tmp_path / name
+    path.write_text(html, encoding="utf-8")
+    browser.set_size(width, height, mobile=mobile)
+    browser.open(path.as_uri())
+    return path
+
+
+def key(browser, name: str, code: int) -> None:
+    for kind in ("keyDown", "keyUp"):
+        browser.call("Input.dispatchKeyEvent", type=kind, key=name, code=name, windowsVirtualKeyCode=code)
+
+
+def test_previous_next_and_the_arrow_keys(browser, tmp_path):
+    html = page_of("tortuga1667-nine-players")
+    open_page(browser, tmp_path, html, "nine.html")
+    visible = "Array.from(document.querySelectorAll('section.turn')).filter(s => !s.hidden).map(s => s.id)"
+    turns = browser.evaluate("document.querySelectorAll('section.turn').length")
+    assert turns == 38
+    assert browser.evaluate(visible) == ["turn-38"]  # opens at where the game stands
+    assert browser.evaluate("document.getElementById('next').disabled") is True
+    key(browser, "ArrowLeft", 37)
+    key(browser, "ArrowLeft", 37)
+    assert browser.evaluate(visible) == ["turn-36"]
+    browser.evaluate("document.getElementById('next').click()")
+    assert browser.evaluate(visible) == ["turn-37"]
+    browser.evaluate("(() => { const p = document.getElementById('pick'); p.value = 'turn-1'; "
+                     "p.dispatchEvent(new Event('change')); })()")
+    assert browser.evaluate(visible) == ["turn-1"]
+    assert browser.evaluate("document.getElementById('prev').disabled") is True
+    key(browser, "ArrowRight", 39)
+    assert browser.evaluate(visible) == ["turn-2"] and browser.evaluate("location.hash") == "#turn-2"
+    # each turn shows its board and its summary
+    assert browser.evaluate("Array.from(document.querySelectorAll('section.turn')).every("
+                            "s => s.querySelector('svg') && s.querySelector('ul'))") is True
+    # a link to a turn opens it, and so does moving to another turn's address (the back button)
+    browser.open("about:blank")
+    browser.open((tmp_path / "nine.html").as_uri() + "#turn-5")
+    assert browser.evaluate(visible) == ["turn-5"]
+    browser.evaluate("location.hash = '#turn-7'")
+    assert browser.evaluate("new Promise(r => setTimeout(() => r(document.body.dataset.shown), 200))") == "turn-7"
+
+
+def test_a_tortuga_page_has_a_board_for_every_round(browser, tmp_path):
+    open_page(browser, tmp_path, page_of("four-players-long"), "long.html")
+    rounds = browser.evaluate("Array.from(document.querySelectorAll('section.round')).map(s => "
+                              "[s.id, !!s.querySelector('svg.board')])")
+    assert [r[0] for r in rounds] == [f"round-{n}" for n in range(1, len(rounds) + 1)] and all(r[1] for r in rounds)
+    key(browser, "ArrowLeft", 37)
+    assert browser.evaluate("document.body.dataset.shown") == f"round-{len(rounds) - 1}"
+
+
+def test_1667_votes_and_who_voted_what_once_disclosed():
+    html = page_of("tortuga1667-nine-players")
+    section = html[html.index('<section id="votes">'):html.index('<section id="log">')]
+    assert section.count('<div class="vote">') == 4
+    assert "Cards shown" in section and "Who played what" in section
+    assert "Grace: cannon, British flag, no skull" in section  # vote 1, disclosed at the end
+
+
+@pytest.mark.parametrize("name", ["two-players", "tortuga1667-nine-players"])
+def test_it_reads_on_a_390_pixel_phone(browser, tmp_path, name):
+    open_page(browser, tmp_path, page_of(name), f"{name}-phone.html", width=390, height=844, mobile=True)
+    width = browser.evaluate("document.documentElement.scrollWidth")
+    assert width <= 390, f"the page is {width} px wide on a 390 px phone: it scrolls sideways"
+    assert browser.evaluate("getComputedStyle(document.querySelector('nav.rounds')).position") == "sticky"
+
+
+def test_screenshots_desktop_and_phone(browser, tmp_path):
+    """Pictures of both kinds of game at both sizes (docs/ keeps copies; see
+    benchmarks/bench_pages.py --screenshots)."""
+    for name in ("four-players", "tortuga1667-nine-players"):
+        for width, height, mobile in ((1280, 900, False), (390, 844, True)):
+            open_page(browser, tmp_path, page_of(name), f"{name}.html", width, height, mobile)
+            data = browser.screenshot(tmp_path / f"{name}-{width}.png", full_page=False)
+            assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000, f"{name} at {width} px looks blank"
+
+
+# ------------------------------------------------------------------ the judge's folder
+
+def test_the_judge_keeps_the_page_in_a_folder(tmp_path, monkeypatch):
+    db = tmp_path / "judge.db"
+    monkeypatch.setenv("PBEM_DB", str(db))
+    runner = CliRunner()
+    assert runner.invoke(app, ["new", "g", "--players", "ani,alex,frank", "--now"]).exit_code == 0
+    www = tmp_path / "www"
+    missing = runner.invoke(app, ["page", "g", "--folder", str(www)])
+    assert missing.exit_code == 1 and "not a folder" in missing.stderr
+    www.mkdir()
+    assert runner.invoke(app, ["page", "g", "--folder", str(www)]).exit_code == 0
+    page = www / "g.html"
+    before = page.read_text(encoding="utf-8")
+    assert runner.invoke(app, ["nmr", "g", "ani", "--force"]).exit_code == 0
+    after = page.read_text(encoding="utf-8")
+    assert after != before and "nmr" in after  # written again after the committed event
+    refused = runner.invoke(app, ["nmr", "g", "ani", "--force"])  # refused: nothing written
+    assert refused.exit_code == 1 and page.read_text(encoding="utf-8") == after
+    assert runner.invoke(app, ["page", "g", "--no-folder"]).exit_code == 0
+    assert runner.invoke(app, ["nmr", "g", "alex", "--force"]).exit_code == 0
+    assert page.read_text(encoding="utf-8") == after  # no longer kept
+
+
+# ------------------------------------------------------------------ secrecy
+
+def test_a_tortuga_page_in_play_holds_no_secret(pages):
+    store, game, secrets = pages.tortuga_in_play()
+    html = viewer.from_store(store, game)
+    assert_self_contained(html)
+    assert secrets and all(len(s) >= 32 for s in secrets)
+    for secret in secrets:
+        assert secret not in html, "a seed or unrevealed salt is on the page"
+    assert "secret-address@example.org" not in html
+    assert "In play: round 2" in html
+
+
+def test_a_1667_page_in_play_holds_no_secret(pages):
+    store, game, secrets, private = pages.t1667_in_play()
+    html = viewer.from_store(store, game)
+    for secret in secrets:
+        assert secret not in html, "a seed, a salt or a held vote is on the page"
+    assert "Your loyalty" not in html and "secret until the game ends" not in html
+    assert "Who played what" not in html  # nothing disclosed yet
+    # the private view's hand is not listed, card by card, with its numbers
+    for view in private.values():
+        for card in view["hand"]:
+            assert f'{card["n"]}: {card["card"]}' not in html
