@@ -120,13 +120,19 @@ def follow_ups(store, session, before: dict, position: tuple, seq: int, at: str,
 
 
 def _queue_privates(store, session, before: dict, seq: int, at: str) -> None:
-    defaulted = {ev.data.get("player") for ev in store.events(session.game_id, after=seq)
-                 if ev.kind in ("default", "nmr")}
+    """A private message to each player who owes something new, to whom a default was
+    applied, or whose request was withdrawn by another's move (a skull turn that passes
+    to a player a late selection put ahead): their last private message asks for what
+    they no longer owe, so the judge says so, or they would answer it and be refused."""
+    events = store.events(session.game_id, after=seq)
+    defaulted = {ev.data.get("player") for ev in events if ev.kind in ("default", "nmr")}
+    named = {ev.data.get("player") for ev in events}  # who acted (or was acted for) themselves
     now = _owed(session)
     from .moment import current
     m = current(store)
     for player in tables.mail_players(store, session.game_id):
-        if player in defaulted or (player in now and now[player] != before.get(player)):
+        withdrawn = player in before and player not in now and player not in named
+        if player in defaulted or withdrawn or (player in now and now[player] != before.get(player)):
             if player in defaulted and m is not None:
                 m.defaulted.add(player)  # said on top of their message, whatever else it carries
             queue_private(store, session, player, at)

@@ -140,8 +140,12 @@ class Judge:
         self.start()
 
     def started(self) -> bool:
-        """The latest start has printed its first line (its signal handlers are in place)."""
-        return self.log.read_text(errors="replace").count(" run: started (pid ") == self.starts
+        """The process of the latest start has printed its first line (its signal handlers
+        are in place): its own line, after the marker the test wrote before starting it. (Not
+        a count of such lines: a judge killed while Python was still starting, as a busy
+        machine makes likely, never prints one, and a count would stay short for ever.)"""
+        latest = self.log.read_text(errors="replace").rpartition("--- start ")[2]
+        return f"run: started (pid {self.process.pid})" in latest
 
     def stop(self) -> int:
         self.process.send_signal(signal.SIGTERM)
