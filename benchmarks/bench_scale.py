@@ -96,6 +96,10 @@ def clone(conn, template: str, new: str) -> None:
         state = state.replace(f'"{template}"', f'"{new}"')
         snaps.append((new, seq, state, _snapshot_digest(new, seq, hashes[seq], state), round_))
     conn.executemany("insert into snapshots (game, seq, state, digest, round) values (?,?,?,?,?)", snaps)
+    if conn.execute("select 1 from sqlite_master where name = 'game_heads'").fetchone():
+        # the head row's cache, as Store.put_snapshot writes it (its listing line names no game)
+        conn.execute("update game_heads set (snap, finished, due, line) = (select snap, finished, due, line "
+                     "from game_heads t where t.game = ?) where game = ?", [template, new])
     for table in GAME_TABLES:
         cols = [r[1] for r in conn.execute(f"pragma table_info({table})")]
         values = ", ".join("?" if c == "game" else ("replace(address, ?, ?)" if c == "address" else
@@ -140,6 +144,8 @@ def make_judge(template_db: Path, path: Path, total: int, in_play: int) -> list[
     with store.transaction():
         for table in ("events", "snapshots", "outbox", "mail_seen", *GAME_TABLES):
             conn.execute(f"delete from {table} where game in ({', '.join('?' * len(TEMPLATES))})", TEMPLATES)
+        if conn.execute("select 1 from sqlite_master where name = 'game_heads'").fetchone():
+            conn.execute(f"delete from game_heads where game in ({', '.join('?' * len(TEMPLATES))})", TEMPLATES)
     conn.execute("analyze")
     conn.execute("pragma wal_checkpoint(truncate)")
     store.close()

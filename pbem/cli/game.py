@@ -185,45 +185,63 @@ def start(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
 
 
 @handled
-def list_games(db: DbOption = None, as_json: JsonOption = False):
-    """List the games in the database, each with its state and who is awaited.
+def list_games(every: Annotated[bool, typer.Option("--all", help="List the finished games too.")] = False,
+               db: DbOption = None, as_json: JsonOption = False):
+    """List the games in play, each with its state, who is awaited and its mail; the
+    finished games are counted (--all lists them too).
 
     \b
-    Example: pbem games
+    Example: pbem games      or      pbem games --all --json
     """
+    import json
+
     from ..store import judge as tables
     store = open_store(db)
-    names = store.games()
+    lines, hidden = store.game_lines(every)
+    names = list(lines)
     mail = tables.mail_states(store)
-    # games the judge mails, with nothing queued: shown as "mail: 0 queued"
-    mailing = {g: {"queued": 0, "failing": 0, "last_error": None} for g in tables.mail_games(store)}
+    failed = tables.failed_counts(store)
+    # finished games with mail still queued or failed are shown too: there is work left
+    if not every:
+        for name in sorted((set(mail) | set(failed)) - set(lines)):
+            if store.has_game(name):
+                lines[name], hidden = None, hidden - 1
+        lines = dict(sorted(lines.items()))
+    mailing = tables.mailed_among(store, list(lines))  # games the judge mails, nothing queued: "mail: 0 queued"
+    failing = tables.any_failing_address(store)
     fetched = tables.last_fetch(store)
     rows = []
-    for name in names:
-        report = _cached_status(store, name)
+    for name, line in lines.items():
+        report = json.loads(line) if line is not None else _cached_status(store, name)
         if report is None:
             from ..protocol import commands, reports
             report = reports.status(commands.load(store, name), store.head(name))
+        if report["finished"] and not every and name not in mail and name not in failed:
+            hidden += 1  # read the long way (no cache at its head), and finished after all
+            continue
         _mark_overdue(report)
         _name_rounds(report)
+        state = mail.get(name) or ({"queued": 0, "failing": 0, "last_error": None} if name in mailing else None)
+        if state is not None:
+            state = {**state, "failed": failed.get(name, 0),
+                     "undeliverable": _undeliverable(store, name) if failing else []}
         rows.append({"game": name, "players": report["players"], "started": report["started"],
                      "round": report["round"], "round_word": report.get("round_word", "round"),
                      "phase": report["phase"], "finished": report["finished"],
                      "waiting": sorted({w["player"] for w in report["waiting"]}),
-                     "overdue": report["overdue"], "mail": _with_failures(store, name, mail.get(name) or mailing.get(name))})
-    lines = [_game_line(r) for r in rows] or ["no games yet (pbem new)"]
-    if mailing:
-        lines.append(_fetch_line(fetched))
-    emit({"games": names, "details": rows, "last_fetch": fetched}, as_json, "\n".join(lines))
+                     "overdue": report["overdue"], "mail": state})
+    text = [_game_line(r) for r in rows] or ([] if hidden else ["no games yet (pbem new)"])
+    if hidden:
+        text.append(f"{hidden} finished game{'s' if hidden != 1 else ''} not shown (pbem games --all)")
+    if mailing or mail:
+        text.append(_fetch_line(fetched))
+    emit({"games": [r["game"] for r in rows], "details": rows, "finished_not_shown": hidden,
+          "last_fetch": fetched}, as_json, "\n".join(text))
 
 
-def _with_failures(store, game: str, mail: dict | None) -> dict | None:
-    """``mail`` with the game's failed messages and its players whose mail fails."""
-    if mail is None:
-        return None
+def _undeliverable(store, game: str) -> list[dict]:
     from ..mail import failures
-    from ..store import judge as tables
-    return {**mail, "failed": tables.failed_count(store, game), "undeliverable": failures.for_game(store, game)}
+    return failures.for_game(store, game)
 
 
 def _mail_text(m: dict | None) -> str:

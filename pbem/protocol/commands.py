@@ -24,7 +24,7 @@ from .errors import AuditFailure, Damaged, Refused, UnknownGame
 from .repeats import Log, decision_fits_now, find as find_repeat, same_choice
 from .rng import RandomSource
 from .session import Session, client_seed_body, signed_body
-from .snapshot import read_snapshot
+from .snapshot import head_columns, read_snapshot
 from .times import now_utc  # noqa: F401 - callers take the clock from here
 from .token import make_token, read_token
 
@@ -149,9 +149,9 @@ def _snapshot(store, session: Session) -> None:
     ``status`` can answer without loading the rules (``audit`` checks both)."""
     if session.seed is not None:
         data = snapshot_data(session, store.head(session.game_id))
-        due = min((w["due"] for w in data["status"]["waiting"] if "due" in w), default=None)
         store.put_snapshot(session.game_id, session.seq, json.dumps(data, separators=(",", ":")),
-                           round=session.state.round if session.state is not None else None, due=due)
+                           round=session.state.round if session.state is not None else None,
+                           head=head_columns(data["status"]))
 
 
 def snapshot_data(session: Session, head: tuple[int, str]) -> dict:

@@ -109,17 +109,18 @@ def _audit_store_rows(store, game: str, rows: list[dict], seed, published) -> di
     from ..protocol.commands import held_source
     held = held_source(store, game)
     snapshots = store.all_snapshots(game) if seed is not None else []
-    fresh = _SnapshotCheck(snapshots, rows)
+    fresh = _SnapshotCheck(snapshots, rows, store.head_row(game) if seed is not None else None)
     report = _audit(game, rows, seed, published, replayed, chain_checked=True, held=held,
                     after_each=fresh if fresh.wanted else None)
-    if report["ok"] and snapshots:
+    if report["ok"] and fresh.wanted:
         # each snapshot is a cache of the replay: it must agree with the replay at its event
         problem = fresh.first_problem()
         if problem is not None:
             bad, reason = problem
             report.update(ok=False, bad_seq=bad, problem=f"event {bad}: {reason}")
             return report
-        report["snapshot"] = snapshots[-1].seq
+        if snapshots:
+            report["snapshot"] = snapshots[-1].seq
     return report
 
 
@@ -128,7 +129,7 @@ class _SnapshotCheck:
     snapshot was taken after, then tells the first snapshot that differs (or cannot be
     read, or fails its own digest)."""
 
-    def __init__(self, snapshots: list, rows: list[dict]):
+    def __init__(self, snapshots: list, rows: list[dict], head_row: tuple | None = None):
         from ..protocol.snapshot import UnreadableSnapshot, read_snapshot
         self.rows = rows
         self.problems: dict[int, str] = {}
@@ -146,6 +147,11 @@ class _SnapshotCheck:
                 self.cached[snap.seq] = data
         self.wanted = set(self.cached)
         self.differs: list[int] = []
+        # the game's head row (game_heads) caches a few fields of the status at the head
+        self.head_row = head_row if head_row is not None and head_row[0] == len(rows) else None
+        if self.head_row is not None:
+            self.wanted.add(self.head_row[0])
+        self.head_differs = False
 
     def __call__(self, session, seq) -> None:
         if seq not in self.wanted:
@@ -153,13 +159,19 @@ class _SnapshotCheck:
         import json
         from ..protocol.commands import snapshot_data
         expected = snapshot_data(session, (seq, self.rows[seq - 1]["hash"]) if seq else (0, ""))
-        if self.cached[seq] != json.loads(json.dumps(expected)):
+        if seq in self.cached and self.cached[seq] != json.loads(json.dumps(expected)):
             self.differs.append(seq)
+        if self.head_row is not None and seq == self.head_row[0]:
+            from ..protocol.snapshot import head_columns
+            self.head_differs = tuple(self.head_row[1:]) != head_columns(json.loads(json.dumps(expected["status"])))
 
     def first_problem(self) -> tuple[int, str] | None:
         found = dict(self.problems)
         for seq in self.differs:
             found.setdefault(seq, "the cached snapshot differs from a fresh replay of the log")
+        if self.head_differs:
+            found.setdefault(self.head_row[0], "the game's cached head row (what 'pbem games' lists) differs "
+                                               "from a fresh replay of the log")
         return min(found.items()) if found else None
 
 

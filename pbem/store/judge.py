@@ -9,6 +9,7 @@ inside ``store.transaction()`` (or ``store.atomic()``), with the events they bel
 
 from __future__ import annotations
 
+import json
 from dataclasses import dataclass
 
 
@@ -177,19 +178,23 @@ def mail_games(store) -> list[str]:
 
 def mail_games_to_tick(store, now: str) -> list[str]:
     """The games of ``mail_games`` that may have a deadline to act on at ``now``: the
-    snapshot at the head (a cache, see ``Store.put_snapshot``) says a request is due by
-    ``now`` plus the game's reminder time, or there is no snapshot at the head to tell, so
-    the game must be read. A finished game, or one with nothing due yet, is passed over
-    without being read."""
+    game's head row (``game_heads``, a cache written with the snapshot, see
+    ``Store.put_snapshot``) says a request is due by ``now`` plus the game's reminder time,
+    or the row says nothing about the head, so the game must be read. Both are found
+    through indexes: a finished game, or one with nothing due yet, is not even looked at."""
     return [row[0] for row in _rows(store, """
-        with m(game) as (select game from mail_players union
-                         select game from mail_games where list_address is not null)
-        select m.game from m
-        left join mail_deadlines d on d.game = m.game
-        left join snapshots s on s.game = m.game and s.seq = (select max(seq) from events e where e.game = m.game)
-        where s.game is null or (s.due is not null and
-              datetime(s.due, '-' || coalesce(d.remind_seconds, 0) || ' seconds') <= datetime(?))
-        order by 1""", (now,))]
+        with lead(seconds) as (select coalesce(max(remind_seconds), 0) from mail_deadlines),
+        near(game) as (select game from game_heads
+                       where due <= strftime('%Y-%m-%dT%H:%M:%SZ', :now, '+' || (select seconds from lead) || ' seconds')
+                       union select game from game_heads where snap is not seq)
+        select n.game from near n
+        join game_heads h on h.game = n.game
+        left join mail_deadlines d on d.game = n.game
+        where (exists (select 1 from mail_players p where p.game = n.game)
+               or exists (select 1 from mail_games g where g.game = n.game and g.list_address is not null))
+          and (h.snap is not h.seq or
+               datetime(h.due, '-' || coalesce(d.remind_seconds, 0) || ' seconds') <= datetime(:now))
+        order by 1""", {"now": now})]
 
 
 def reminded(store, game: str, key: tuple, stage: str) -> bool:
@@ -225,6 +230,24 @@ def mail_state(store, game: str) -> dict | None:
 def failed_count(store, game: str) -> int:
     """How many messages of ``game`` failed for good (state "failed")."""
     return _rows(store, "select count(*) from outbox where game = ? and state = 'failed'", (game,))[0][0]
+
+
+def failed_counts(store) -> dict[str, int]:
+    """``failed_count`` of every game with a message failed for good, in one query."""
+    return dict(_rows(store, "select game, count(*) from outbox where state = 'failed' group by game"))
+
+
+def mailed_among(store, games: list[str]) -> set[str]:
+    """Those of ``games`` the judge mails anyone in (see ``mail_games``)."""
+    among = json.dumps(games)
+    return {row[0] for row in _rows(store, "select game from mail_players where game in (select value from json_each(?)) "
+                                           "union select game from mail_games where list_address is not null "
+                                           "and game in (select value from json_each(?))", (among, among))}
+
+
+def any_failing_address(store) -> bool:
+    """Whether any address the judge mails is known to fail (``pbem.mail.failures``)."""
+    return bool(_rows(store, "select exists (select 1 from mail_failures)")[0][0])
 
 
 def mail_states(store) -> dict[str, dict]:

@@ -263,6 +263,56 @@ def m014_former_players(db: Database) -> None:
     )
 
 
+def m017_game_heads(db: Database) -> None:
+    # One row per game, so that 'pbem games' and 'pbem mail tick' read only the games that
+    # matter (in play; something due) instead of every game. ``seq`` is the game's last
+    # event, kept by the trigger below whatever writes the event; ``snap`` is the event the
+    # cached columns were taken after (Store.put_snapshot, in the same transaction). When
+    # they differ the cache says nothing (an event without a snapshot, a changed log): the
+    # game is read the long way, and the partial index finds those games without a scan.
+    # ``line``: the status report's listing fields as JSON (audit checks it with the rest).
+    db.execute(
+        """
+        CREATE TABLE game_heads (
+            game TEXT PRIMARY KEY,
+            seq INTEGER,
+            snap INTEGER,
+            finished INTEGER NOT NULL DEFAULT 0,
+            due TEXT,
+            line TEXT
+        )
+        """
+    )
+    db.execute("CREATE INDEX game_heads_stale ON game_heads (game) WHERE snap IS NOT seq")
+    db.execute("CREATE INDEX game_heads_playing ON game_heads (game) WHERE finished = 0")
+    db.execute("CREATE INDEX game_heads_finished ON game_heads (game) WHERE finished = 1 AND snap IS seq")
+    db.execute("CREATE INDEX game_heads_due ON game_heads (due) WHERE due IS NOT NULL")
+    # 'pbem mail tick' looks ahead by the longest reminder time: found by the index
+    db.execute("CREATE INDEX mail_deadlines_remind ON mail_deadlines (remind_seconds)")
+    db.execute("""CREATE TRIGGER game_heads_append AFTER INSERT ON events BEGIN
+        INSERT INTO game_heads (game, seq) VALUES (new.game, new.seq)
+        ON CONFLICT (game) DO UPDATE SET seq = excluded.seq; END""")
+    # pbem never changes or deletes an event; whoever does leaves the cache saying nothing
+    for what in ("UPDATE", "DELETE"):
+        db.execute(f"""CREATE TRIGGER game_heads_{what.lower()} AFTER {what} ON events BEGIN
+            UPDATE game_heads SET seq = NULL WHERE game = old.game; END""")
+    # the cached columns come from the snapshot at the head: without it they say nothing
+    db.execute("""CREATE TRIGGER game_heads_unsnap AFTER DELETE ON snapshots BEGIN
+        UPDATE game_heads SET snap = NULL WHERE game = old.game AND snap = old.seq; END""")
+    db.execute("""CREATE TRIGGER game_heads_resnap AFTER UPDATE ON snapshots BEGIN
+        UPDATE game_heads SET snap = NULL WHERE game = old.game AND snap = old.seq; END""")
+    # the games already here: their heads, and the cache from a snapshot taken at the head
+    db.execute("INSERT INTO game_heads (game, seq) SELECT game, max(seq) FROM events GROUP BY game")
+    from ..protocol.snapshot import head_columns_of
+    rows = db.execute("SELECT s.game, s.seq, s.state FROM snapshots s JOIN game_heads h "
+                      "ON h.game = s.game AND h.seq = s.seq WHERE s.digest IS NOT NULL").fetchall()
+    for game, seq, text in rows:
+        columns = head_columns_of(text)
+        if columns is not None:
+            db.execute("UPDATE game_heads SET snap = ?, finished = ?, due = ?, line = ? WHERE game = ?",
+                       [seq, *columns, game])
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -278,6 +328,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m012_undeliverable,
     m013_page_folders,
     m014_former_players,
+    m017_game_heads,
 ]
 
 

@@ -302,6 +302,27 @@ class Store:
                  "select game from g where game is not null")
         return [row[0] for row in self.conn.execute(query)]
 
+    def game_lines(self, every: bool = False) -> tuple[dict[str, str | None], int]:
+        """The games ``pbem games`` lists, each with its cached listing line (JSON, see
+        ``put_snapshot``; None when the cache says nothing and the game must be read), and
+        how many finished games are left out: by default only games not known to be
+        finished are listed, found through indexes (``game_heads``), so a judge with
+        thousands of finished games lists its games in play as fast as a small one."""
+        if every:
+            rows = self.conn.execute("select game, case when snap is seq then line end from game_heads")
+            return dict(sorted(rows)), 0
+        lines = dict(self.conn.execute("select game, case when snap is seq then line end from game_heads "
+                                       "where finished = 0"))
+        lines.update((row[0], None) for row in self.conn.execute("select game from game_heads where snap is not seq"))
+        hidden = self.conn.execute("select count(*) from game_heads where finished = 1 and snap is seq").fetchone()[0]
+        return dict(sorted(lines.items())), hidden
+
+    def head_row(self, game: str) -> tuple | None:
+        """``(snap, finished, due, line)`` of the game's ``game_heads`` row when its cached
+        columns describe the head (``snap`` is the last event); None otherwise."""
+        return self.conn.execute("select snap, finished, due, line from game_heads where game = ? and snap is seq",
+                                 [game]).fetchone()
+
     def has_game(self, game: str) -> bool:
         return self.count(game) > 0
 
@@ -344,21 +365,30 @@ class Store:
         return [row["name"] for row in self._query(query, [game])]
 
     def put_snapshot(self, game: str, seq: int, state_text: str, round: int | None = None,
-                     due: str | None = None) -> None:
+                     head: tuple[int, str | None, str] | None = None) -> None:
         """Cache the state of ``game`` after event ``seq`` (0: before any event), with a
         digest that binds it to that event's hash (see ``snapshot``). ``round`` is the
         round of that state (None before play starts): older snapshots of this round or a
         later one are dropped, and the last snapshot of each earlier round is kept, so a
-        round's summary can be replayed from just before the round began. ``due``: the
-        earliest deadline owed in that state, if any (see ``games_to_tick``)."""
+        round's summary can be replayed from just before the round began. ``head``: what
+        the game's ``game_heads`` row caches when ``seq`` is the head (finished, earliest
+        deadline owed, listing line: ``pbem.protocol.snapshot.head_columns``); without it,
+        a snapshot at the head leaves that row saying nothing (the game is read the long way)."""
         last_seq, _ = self.head(game)
         if not 0 <= seq <= last_seq:
             raise StoreError(f"cannot snapshot {game!r} at event {seq}: the log has {last_seq}")
         digest = _snapshot_digest(game, seq, self._hash_at(game, seq), state_text)
         self.conn.execute(
-            "insert or replace into snapshots (game, seq, state, digest, round, due) values (?, ?, ?, ?, ?, ?)",
-            [game, seq, state_text, digest, round, due],
+            "insert or replace into snapshots (game, seq, state, digest, round) values (?, ?, ?, ?, ?)",
+            [game, seq, state_text, digest, round],
         )
+        if seq == last_seq > 0:
+            finished, due, line = head if head is not None else (0, None, None)
+            self.conn.execute(
+                "insert into game_heads (game, seq, snap, finished, due, line) values (?, ?, ?, ?, ?, ?) "
+                "on conflict (game) do update set snap = excluded.snap, finished = excluded.finished, "
+                "due = excluded.due, line = excluded.line",
+                [game, seq, seq if head is not None else None, finished, due, line])
         # a snapshot is only a cache of the replay: keep the newest one per game, and the
         # newest of each round before its round
         self.conn.execute("delete from snapshots where game = ? and seq < ? and (? is null or round is null "
