@@ -14,6 +14,8 @@ floor is the small judge). Target (issue 17): each within 1.3x.
 
     python benchmarks/bench_scale.py                     # 10 vs 10,000 games
     python benchmarks/bench_scale.py --games 2000 --repeat 5
+    python benchmarks/bench_scale.py --keep DIR      # build the judges in DIR and keep them
+    python benchmarks/bench_scale.py --reuse DIR     # measure judges kept earlier (same --games)
 
 The games are Tortuga games with three players, played by bots through the judge
 (``pbem.mail.judge``) once, then copied under new names: each copy's events are rehashed
@@ -26,6 +28,7 @@ from __future__ import annotations
 import argparse
 import hashlib
 import json
+import os
 import re
 import shutil
 import statistics
@@ -48,6 +51,7 @@ PLAYERS = ["ani", "alex", "frank"]
 AT = "2030-01-01T10:00:00Z"
 TEMPLATES = ("Tfin0", "Tfin1", "Tfin2", "Tplay")  # finished games, and one in play
 OUTBOX_KEPT = 12  # sent mail kept per copied game (the newest): the outbox of a real judge, but smaller
+RUN = f"{os.getpid()}-{time.time_ns()}"
 GAME_TABLES = ("secrets", "mail_players", "mail_games", "mail_deadlines", "mail_reminders")
 
 
@@ -74,6 +78,18 @@ def build_templates(path: Path) -> dict:
         else:
             play_bots(store, name, f"scale/{n}", at=AT)
     store.conn.execute("update outbox set state = 'sent', sent_at = ?", [AT])
+    store.close()
+    return passwords
+
+
+def template_passwords(path: Path) -> dict:
+    """The in-play template game's passwords, from the welcome mail kept in ``path``."""
+    store = Store(path)
+    passwords = {}
+    for recipient, body in store.conn.execute("select recipient, body_text from outbox where game = 'Tplay'"):
+        found = re.search(r"Your mail password for this game: (\S+)", body)
+        if found:
+            passwords[recipient.split(".")[0]] = found.group(1)
     store.close()
     return passwords
 
@@ -157,7 +173,7 @@ def message(game: str, player: str, body: str, number: int) -> bytes:
     msg["From"] = address(player, game)
     msg["To"] = "judge@example.org"
     msg["Subject"] = f"Re: [{game}] your move"
-    msg["Message-ID"] = f"<scale{number}.{game}@example.org>"
+    msg["Message-ID"] = f"<scale{number}.{RUN}.{game}@example.org>"  # new in every run (see --reuse)
     msg.set_content(body)
     return msg.as_bytes()
 
@@ -232,17 +248,24 @@ def main(argv=None) -> int:
     parser.add_argument("--small", type=int, default=10, help="games in the small judge (default 10)")
     parser.add_argument("--repeat", type=int, default=9, help="pairs measured per command (default 9)")
     parser.add_argument("--keep", metavar="DIR", help="build the judges in DIR and keep them")
+    parser.add_argument("--reuse", metavar="DIR", help="measure the judges kept in DIR by --keep (built with the "
+                        "same --games, --in-play and --small); they are migrated first if the code is newer")
     args = parser.parse_args(argv)
-    folder = Path(args.keep or tempfile.mkdtemp(prefix="pbem-bench-scale-"))
+    folder = Path(args.reuse or args.keep or tempfile.mkdtemp(prefix="pbem-bench-scale-"))
     folder.mkdir(parents=True, exist_ok=True)
     try:
         started = time.perf_counter()
-        passwords = build_templates(folder / "templates.db")
         small_in_play = max(1, args.small * args.in_play // args.games)
-        small = Judge(folder / "small.db", make_judge(folder / "templates.db", folder / "small.db",
-                                                     args.small, small_in_play), passwords)
-        big = Judge(folder / "big.db", make_judge(folder / "templates.db", folder / "big.db",
-                                                 args.games, args.in_play), passwords)
+        if args.reuse:
+            passwords = template_passwords(folder / "templates.db")
+            small = Judge(folder / "small.db", [f"p{k:05d}" for k in range(small_in_play)], passwords)
+            big = Judge(folder / "big.db", [f"p{k:05d}" for k in range(args.in_play)], passwords)
+        else:
+            passwords = build_templates(folder / "templates.db")
+            small = Judge(folder / "small.db", make_judge(folder / "templates.db", folder / "small.db",
+                                                         args.small, small_in_play), passwords)
+            big = Judge(folder / "big.db", make_judge(folder / "templates.db", folder / "big.db",
+                                                     args.games, args.in_play), passwords)
         print(f"judges built in {time.perf_counter() - started:.0f} s: {args.small} games ({small_in_play} in play) "
               f"and {args.games} games ({args.in_play} in play), "
               f"{big.store.conn.execute('select count(*) from events').fetchone()[0]:,} events in the big one")
@@ -254,7 +277,7 @@ def main(argv=None) -> int:
             print(f"  {what:7s} small {a * 1000:8.1f} ms   big {b * 1000:8.1f} ms   ratio {b / a:6.2f}x  (target <= 1.3x)")
         print(f"worst ratio: {worst:.2f}x")
     finally:
-        if not args.keep:
+        if not (args.keep or args.reuse):
             shutil.rmtree(folder, ignore_errors=True)
     return 0
 

@@ -7,6 +7,11 @@ of the child, steadier than the wall clock on a busy machine) and of wall time; 
 median and the range of the pairs' ratios are printed. Target (issue 17): within 1.25x.
 
     python benchmarks/bench_status.py [--runs 21]
+    python benchmarks/bench_status.py --also /tmp/old-checkout   # its pbem in the same pairs
+
+``--also DIR`` runs ``pbem status`` a second time in each pair with ``PYTHONPATH=DIR`` (another
+checkout of pbem, say the commit before a change), so a before/after is measured in the
+same run against the same floor.
 """
 
 from __future__ import annotations
@@ -36,6 +41,7 @@ def run(cmd: list[str], env: dict) -> tuple[float, float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=21, help="pairs to run (default 21)")
+    parser.add_argument("--also", metavar="DIR", help="another checkout of pbem to measure in the same pairs")
     args = parser.parse_args()
     script = Path(sys.executable).with_name("pbem")
     pbem = [str(script)] if script.exists() else [sys.executable, "-m", "pbem.cli"]
@@ -46,10 +52,19 @@ def main() -> None:
         subprocess.run([*pbem, "demo", "--game-name", "bench", "--json"], env=env, check=True,
                        stdout=subprocess.DEVNULL)
         status_cmd = [*pbem, "status", "bench"]
+        other_env = None
+        if args.also:  # its own database: each pbem reads one of its own schema
+            other_env = dict(env, PYTHONPATH=args.also, PBEM_DB=str(Path(tmp) / "also.db"))
+            subprocess.run([*pbem, "demo", "--game-name", "bench", "--json"], env=other_env, check=True,
+                           stdout=subprocess.DEVNULL)
         run(floor_cmd, env), run(status_cmd, env)  # bytecode written, caches warm
-        floors, statuses, cpu_ratios, wall_ratios = [], [], [], []
+        if other_env:
+            run(status_cmd, other_env)
+        floors, statuses, cpu_ratios, wall_ratios, others = [], [], [], [], []
         for _ in range(args.runs):
             f, s = run(floor_cmd, env), run(status_cmd, env)
+            if other_env:
+                others.append(run(status_cmd, other_env)[1] / f[1] if f[1] else float("inf"))
             floors.append(f)
             statuses.append(s)
             wall_ratios.append(s[0] / f[0])
@@ -62,6 +77,8 @@ def main() -> None:
           f"{med(s[1] for s in statuses) * 1000:5.0f} ms CPU")
     print(f"ratio, CPU:  {med(cpu_ratios):.2f}x (pairs {min(cpu_ratios):.2f}-{max(cpu_ratios):.2f}; target <= 1.25x)")
     print(f"ratio, wall: {med(wall_ratios):.2f}x (pairs {min(wall_ratios):.2f}-{max(wall_ratios):.2f})")
+    if others:
+        print(f"--also {args.also}, ratio CPU: {med(others):.2f}x (pairs {min(others):.2f}-{max(others):.2f})")
 
 
 if __name__ == "__main__":

@@ -45,10 +45,10 @@ def db_path(db: Optional[Path]) -> Path:
 def open_store(db: Optional[Path], create: bool = False):
     """The games database; only commands that start games (new, demo) may create it, so a
     mistyped --db is reported instead of leaving a stray empty database behind."""
-    from ..mail import judge
+    from ..mail import write_hook
     from ..store import Store
     store = Store(db_path(db), create=create)
-    judge.attach(store)  # writes to a game with addresses queue the mail they call for
+    store.write_hooks.append(write_hook)  # writes to a game with addresses queue the mail they call for
     from ..render import publish
     publish.attach(store)  # and to a game that keeps its viewer in a folder, write it again
     return store
@@ -197,7 +197,10 @@ OnLateOption = Annotated[Optional[str], typer.Option(
 
 def safe(text: str) -> str:
     """A user-given string for a terminal line: control characters shown escaped."""
-    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in str(text))
+    text = str(text)
+    if text.isprintable():  # nearly always: no need to look at each character
+        return text
+    return "".join(c if c.isprintable() else repr(c)[1:-1] for c in text)
 
 
 def _check_format(value: str) -> str:

@@ -210,6 +210,7 @@ def list_games(every: Annotated[bool, typer.Option("--all", help="List the finis
     mailing = tables.mailed_among(store, list(lines))  # games the judge mails, nothing queued: "mail: 0 queued"
     failing = tables.any_failing_address(store)
     fetched = tables.last_fetch(store)
+    now = _now()
     rows = []
     for name, line in lines.items():
         report = json.loads(line) if line is not None else _cached_status(store, name)
@@ -219,7 +220,7 @@ def list_games(every: Annotated[bool, typer.Option("--all", help="List the finis
         if report["finished"] and not every and name not in mail and name not in failed:
             hidden += 1  # read the long way (no cache at its head), and finished after all
             continue
-        _mark_overdue(report)
+        _mark_overdue(report, now)
         _name_rounds(report)
         state = mail.get(name) or ({"queued": 0, "failing": 0, "last_error": None} if name in mailing else None)
         if state is not None:
@@ -311,16 +312,20 @@ def status(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
 
 
 
-def _mark_overdue(report: dict) -> dict:
+def _mark_overdue(report: dict, now: str | None = None) -> dict:
     """'overdue' depends on the clock, so it is added when reporting, not cached; the
     report's ``overdue`` lists the players who are."""
-    from datetime import datetime, timezone
-    now = datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
+    now = now or _now()
     for entry in report.get("waiting", []):
         if "due" in entry:
             entry["overdue"] = entry["due"] <= now
     report["overdue"] = sorted({w["player"] for w in report.get("waiting", []) if w.get("overdue")})
     return report
+
+
+def _now() -> str:
+    from datetime import datetime, timezone
+    return datetime.now(timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")
 
 
 def _name_rounds(report: dict) -> dict:

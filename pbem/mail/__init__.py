@@ -11,3 +11,12 @@
 
 Nothing here is imported at start-up of the command line: each command imports what it uses.
 """
+
+
+def write_hook(store, session):
+    """``judge.watch``, the write hook that queues the mail a write calls for, imported
+    only when a game is written: a command that only reads (``pbem status``) never loads
+    the judge. ``judge.attach`` and ``pbem.cli.common.open_store`` install one or the other,
+    never both."""
+    from .judge import watch
+    return watch(store, session)

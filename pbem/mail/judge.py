@@ -30,7 +30,8 @@ def attach(store, judge_address: str | None = None) -> None:
     """Make every write to ``store`` queue the mail it calls for (once per store)."""
     if judge_address:
         store.mail_domain = judge_address.rpartition("@")[2].lower()
-    if watch not in store.write_hooks:
+    from . import write_hook
+    if watch not in store.write_hooks and write_hook not in store.write_hooks:
         store.write_hooks.append(watch)
 
 

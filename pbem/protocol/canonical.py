@@ -16,8 +16,8 @@ Hashes
 
 from __future__ import annotations
 
-import hashlib
 import json
+import sys
 from typing import Any
 
 GENESIS_HASH = "0" * 64
@@ -67,7 +67,24 @@ def canonical_text(value: Any) -> str:
 
 
 def sha256_hex(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+    return _sha256(data).hexdigest()
+
+
+def _sha256(data: bytes):
+    """OpenSSL's SHA-256 (hashlib) once anything has loaded it, else the interpreter's own:
+    importing hashlib loads OpenSSL, about 4 ms that a command hashing one snapshot (``pbem
+    status``) need not pay; a write, which hashes the whole chain, loads it (``Store``)."""
+    hashlib = sys.modules.get("hashlib")
+    if hashlib is not None:
+        return hashlib.sha256(data)
+    try:
+        from _sha256 import sha256  # Python 3.11
+    except ImportError:  # 3.12 and later
+        try:
+            from _sha2 import sha256
+        except ImportError:
+            from hashlib import sha256
+    return sha256(data)
 
 
 def event_hash(prev_hash: str, event: dict) -> str:

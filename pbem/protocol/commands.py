@@ -132,12 +132,16 @@ def _write(store, game_id: str, build, at: str | None = None) -> Session:
     Each of ``store.write_hooks`` (set by whoever opened the store) sees the session
     before and after, inside the same transaction: the email judge queues the messages
     the new events call for there, so a message exists exactly when its events do."""
+    batch = getattr(store, "in_transaction", False)  # the caller's transaction holds more writes
     with store.atomic():
         session = load(store, game_id, for_write=True)  # never write on top of a damaged game
         watchers = [hook(store, session) for hook in getattr(store, "write_hooks", ())]
         _emit(store, session, build(session), at)
         _emit(store, session, _follow_ups(store, session), at)
-        _snapshot(store, session)
+        if batch:
+            _snapshot_at_commit(store, session)
+        else:
+            _snapshot(store, session)
         for after in watchers:
             if after is not None:
                 after(session, at or now_utc())
@@ -152,6 +156,26 @@ def _snapshot(store, session: Session) -> None:
         store.put_snapshot(session.game_id, session.seq, json.dumps(data, separators=(",", ":")),
                            round=session.state.round if session.state is not None else None,
                            head=head_columns(data["status"]))
+
+
+def _snapshot_at_commit(store, session: Session) -> None:
+    """Inside a longer transaction (the email judge's batch of mail), the snapshot is
+    written once, of the game's last state, just before the transaction commits, not
+    after every command: within the transaction the next command takes the session the
+    store keeps (``load``). A session whose events were rolled back since (its savepoint
+    undone) no longer matches the head and is not written; the cache is then older, which
+    costs only a longer replay."""
+    due = store.snapshots_due
+    if not due:
+        store.before_commit.append(lambda: _write_due_snapshots(store))
+    due[session.game_id] = session
+
+
+def _write_due_snapshots(store) -> None:
+    due, store.snapshots_due = dict(store.snapshots_due), {}
+    for game_id, session in due.items():
+        if session.seq == store.head(game_id)[0]:
+            _snapshot(store, session)
 
 
 def snapshot_data(session: Session, head: tuple[int, str]) -> dict:

@@ -10,14 +10,13 @@ inside ``store.transaction()`` (or ``store.atomic()``), with the events they bel
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
+from typing import NamedTuple
 
 
 ON_LATE = ("default", "wait")
 
 
-@dataclass(frozen=True)
-class Deadlines:
+class Deadlines(NamedTuple):  # NamedTuples, not dataclasses: cheaper to build at start-up
     """What the judge does about a game's deadlines: remind ``remind`` seconds before a
     request is due (0: never), and once it is ``grace`` seconds past due either apply the
     documented default (``on_late`` "default") or only tell the player ("wait")."""
@@ -30,8 +29,7 @@ class Deadlines:
         return {"remind_seconds": self.remind, "grace_seconds": self.grace, "on_late": self.on_late}
 
 
-@dataclass(frozen=True)
-class MailPlayer:
+class MailPlayer(NamedTuple):
     game: str
     player: str
     address: str
@@ -232,9 +230,14 @@ def failed_count(store, game: str) -> int:
     return _rows(store, "select count(*) from outbox where game = ? and state = 'failed'", (game,))[0][0]
 
 
+# Read the few rows of one state through the (state, next_try_at) index: grouping by game,
+# SQLite would otherwise pick the (game, state) index and walk every row the judge ever sent.
+_BY_STATE = "indexed by outbox_state_next_try"
+
+
 def failed_counts(store) -> dict[str, int]:
     """``failed_count`` of every game with a message failed for good, in one query."""
-    return dict(_rows(store, "select game, count(*) from outbox where state = 'failed' group by game"))
+    return dict(_rows(store, f"select game, count(*) from outbox {_BY_STATE} where state = 'failed' group by game"))
 
 
 def mailed_among(store, games: list[str]) -> set[str]:
@@ -254,7 +257,7 @@ def mail_states(store) -> dict[str, dict]:
     """``mail_state`` of every game with anything queued, in one query."""
     rows = _rows(store, "select game, count(*), count(last_error), (select last_error from outbox newest "
                         "where newest.game = outbox.game and newest.state = 'queued' and newest.last_error is not null "
-                        "order by newest.id desc limit 1) from outbox where state = 'queued' group by game")
+                        f"order by newest.id desc limit 1) from outbox {_BY_STATE} where state = 'queued' group by game")
     return {row[0]: {"queued": row[1], "failing": row[2], "last_error": row[3]} for row in rows}
 
 
@@ -266,8 +269,7 @@ def last_fetch(store) -> dict | None:
     return None if row is None else {"at": row[0], "account": row[1], "folder": row[2], "last_uid": row[3]}
 
 
-@dataclass(frozen=True)
-class Former:
+class Former(NamedTuple):
     """Someone who answered for ``player`` in ``game`` until ``until`` (event ``seq``)."""
 
     game: str

@@ -11,7 +11,6 @@ processes writing the same game take turns instead of both claiming the same ``s
 from __future__ import annotations
 
 import contextlib
-import hashlib
 import json
 import os
 import sqlite3
@@ -19,7 +18,7 @@ import time
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
-from pbem.protocol.canonical import GENESIS_HASH, CanonicalError, canonical_text, event_hash
+from pbem.protocol.canonical import GENESIS_HASH, CanonicalError, canonical_text, sha256_hex
 from pbem.text import quote
 
 from .errors import StoreError
@@ -84,6 +83,8 @@ class Store:
         # callables () -> None to run once the open transaction has committed (never when it
         # rolls back): work outside the database that must see only committed events
         self.on_commit: list = []
+        self.before_commit: list = []  # run inside the transaction, just before it commits
+        self.snapshots_due: dict = {}  # game -> session, written before commit (protocol.commands)
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             _enable_wal(conn, busy_timeout_ms)
@@ -141,11 +142,14 @@ class Store:
         committed = False
         try:
             yield self
+            while self.before_commit:  # a callback may add another
+                self.before_commit.pop(0)()
             maybe_crash("commit:before")
             self.conn.execute("COMMIT")
             committed = True
         except BaseException as exc:
             self.on_commit.clear()
+            self.before_commit.clear()
             if self.conn.in_transaction:
                 self.conn.execute("ROLLBACK")
             if isinstance(exc, sqlite3.Error):
@@ -153,6 +157,8 @@ class Store:
             raise
         finally:
             self._in_transaction = False
+            self.before_commit.clear()
+            self.snapshots_due.clear()
             self._after_commit = self._marker() if committed else None
             if not committed:
                 self._checked.clear()
@@ -245,7 +251,8 @@ class Store:
             raise StoreError(f"event data has no canonical JSON form: {exc}") from exc
         # Store what the hash covers, re-read from its canonical text, so the returned Event
         # cannot alias (and later be changed through) the caller's dict.
-        stored = Event(**json.loads(body), prev_hash=prev_hash, hash=event_hash(prev_hash, event))
+        # The hash is event_hash(prev_hash, event): the same canonical text, not made twice.
+        stored = Event(**json.loads(body), prev_hash=prev_hash, hash=sha256_hex((prev_hash + body).encode()))
         maybe_crash("append:before-insert")
         # Plain SQL on the hot path: the judge appends hundreds of events per batch, and
         # sqlite-utils' insert inspects the table's schema on every call.
@@ -465,6 +472,7 @@ class Store:
         # was checked stays checked across our own transactions while nobody else writes
         # (see _marker); a write by anyone else, or a rollback, and all is checked again.
         checked_seq, checked_hash = self._checked.get(game, (0, GENESIS_HASH)) if self._in_transaction else (0, GENESIS_HASH)
+        from hashlib import sha256  # OpenSSL's: the whole chain is hashed here
         rows = self.conn.execute(
             "select seq, kind, at, body, prev_hash, hash from events where game = ? and seq > ? order by seq",
             [game, checked_seq],
@@ -477,7 +485,7 @@ class Store:
                 return expected, f"missing ({before} event {seq})"
             if prev_hash != prev:
                 return seq, f"prev_hash does not match {f'event {seq - 1}' if seq > 1 else 'the genesis hash'}"
-            computed = hashlib.sha256((prev_hash + body).encode("utf-8", "replace")).hexdigest()
+            computed = sha256((prev_hash + body).encode("utf-8", "replace")).hexdigest()
             if stored != computed:
                 hexadecimal = len(stored) == 64 and set(stored) <= set("0123456789abcdef")
                 shown = f"{stored[:8]}…" if hexadecimal else "not a hex hash"
@@ -537,7 +545,7 @@ def _text(raw: bytes) -> str:
 
 def _snapshot_digest(game: str, seq: int, event_hash: str, text: str) -> str:
     parts = (SNAPSHOT_TAG, game.encode(), str(seq).encode(), event_hash.encode(), text.encode())
-    return hashlib.sha256(b"\0".join(parts)).hexdigest()
+    return sha256_hex(b"\0".join(parts))
 
 
 def _event_from_body(row: dict) -> tuple[dict, str | None]:
