@@ -54,6 +54,27 @@ class NotYourTurn(ChoiceError):
     code = "not-your-turn"
 
 
+class _Lazy:
+    """A dataclass field that may be given as a zero-argument function: it is called the
+    first time the field is read, and its value kept (a request's ``prompt`` is read only
+    when a private message is written, while the engine and its bots build requests at
+    every move)."""
+
+    def __set_name__(self, owner, name: str) -> None:
+        self.key = f"_lazy_{name}"
+
+    def __get__(self, obj, objtype=None):
+        if obj is None:
+            return ""  # the field's default
+        value = obj.__dict__[self.key]
+        if callable(value):
+            value = obj.__dict__[self.key] = value()
+        return value
+
+    def __set__(self, obj, value) -> None:
+        obj.__dict__[self.key] = value
+
+
 @dataclass(frozen=True)
 class Request:
     """One open request: ``player`` owes a choice of ``kind``.
@@ -66,7 +87,8 @@ class Request:
     one anonymous choice depend on another of the same step). Who chose what is disclosed
     when the game ends (docs/protocol.md, section 11). ``options`` are the exact legal
     choice strings when there are at most ``MAX_OPTIONS`` of them, else None (then
-    ``syntax`` says what to send). ``default`` is what NMR applies.
+    ``syntax`` says what to send). ``default`` is what NMR applies. ``prompt`` (the legal
+    choices in words) may be given as a function, called when it is first read.
     """
 
     player: str
@@ -78,7 +100,7 @@ class Request:
     syntax: str
     options: tuple[str, ...] | None = None
     anonymous: bool = False
-    prompt: str = ""
+    prompt: str = _Lazy()
     info: dict = field(default_factory=dict, compare=False)
 
 

@@ -129,3 +129,17 @@ def test_normalize_without_a_state(text, canonical):
 def test_normalize_refuses_what_is_no_vote(text):
     with pytest.raises(InvalidChoice, match="vote N"):
         game.normalize("vote", text)
+
+
+def test_a_request_prompt_is_built_when_it_is_read():
+    """``pending`` runs at every move; the prompt (the legal choices in words) is needed
+    only for a private message, so it is made on first reading, the same text as made at once."""
+    rng = RandomSource.for_testing("lazy-prompt", game_id="g")
+    state = game.setup(["a", "b", "c", "d", "e"], None, rng)
+    (request,) = [r for r in game.pending(state) if not r.sealed][:1]
+    assert "_lazy_prompt" in vars(request) and callable(vars(request)["_lazy_prompt"])
+    assert request.prompt == game.legal.describe(list(request.options)) == "stow british, stow french"
+    assert not callable(vars(request)["_lazy_prompt"])  # made once, then kept
+    plain = Request(**{f: getattr(request, f) for f in Request.__dataclass_fields__})
+    assert plain == request and plain.prompt == request.prompt
+    assert Request("a", "k", False, 1, 1, "d", "s").prompt == ""

@@ -6,6 +6,8 @@ Every rule of the seed is built (docs/rules-1667.md). The one option is ``varian
 
 from __future__ import annotations
 
+from functools import partial
+
 from ...text import quote
 from ..base import MAX_OPTIONS, InvalidChoice, Request
 from . import legal
@@ -34,7 +36,7 @@ def pending(state: State) -> list[Request]:
             step=state.vote_no, anonymous=kind == "vote", default=legal.default(state, player, kind, entry),
             syntax=legal.SYNTAX[kind],
             options=tuple(options) if len(options) <= MAX_OPTIONS else None,
-            prompt=legal.describe(options),
+            prompt=partial(legal.describe, options),  # read only when a message is written
         ))
     return out
 
