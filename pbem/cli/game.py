@@ -210,7 +210,8 @@ def list_games(every: Annotated[bool, typer.Option("--all", help="List the finis
     mailing = tables.mailed_among(store, list(lines))  # games the judge mails, nothing queued: "mail: 0 queued"
     failing = tables.any_failing_address(store)
     fetched = tables.last_fetch(store)
-    now = _now()
+    from ..games import round_word
+    now, words = _now(), {}
     rows = []
     for name, line in lines.items():
         report = json.loads(line) if line is not None else _cached_status(store, name)
@@ -221,13 +222,14 @@ def list_games(every: Annotated[bool, typer.Option("--all", help="List the finis
             hidden += 1  # read the long way (no cache at its head), and finished after all
             continue
         _mark_overdue(report, now)
-        _name_rounds(report)
+        kind = report.get("type")
+        word = words.get(kind) or words.setdefault(kind, round_word(kind))  # as _name_rounds
         state = mail.get(name) or ({"queued": 0, "failing": 0, "last_error": None} if name in mailing else None)
         if state is not None:
             state = {**state, "failed": failed.get(name, 0),
                      "undeliverable": _undeliverable(store, name) if failing else []}
         rows.append({"game": name, "players": report["players"], "started": report["started"],
-                     "round": report["round"], "round_word": report.get("round_word", "round"),
+                     "round": report["round"], "round_word": word,
                      "phase": report["phase"], "finished": report["finished"],
                      "waiting": sorted({w["player"] for w in report["waiting"]}),
                      "overdue": report["overdue"], "mail": state})
