@@ -206,6 +206,18 @@ def mark_reminded(store, game: str, key: tuple, stage: str, at: str, message_id:
     return cursor.rowcount == 1
 
 
+def forget_reminded(store, game: str, places) -> int:
+    """Forget the notices sent to each (player, round, step) of ``places`` whose deadlines
+    moved (an extension or a resume moves all that a player owes): each request gets its
+    reminder again before its new deadline. Returns how many records went."""
+    store._require_transaction("forget_reminded()")
+    gone = 0
+    for place in places:
+        gone += store.conn.execute("delete from mail_reminders where game = ? and player = ? and round = ? "
+                                   "and step = ?", (game, *place)).rowcount
+    return gone
+
+
 def mail_state(store, game: str) -> dict | None:
     """For ``pbem status``: the messages of ``game`` waiting to go out (``queued``), how many
     of them failed at least once (``failing``) and the newest error; None for a game the
