@@ -102,6 +102,15 @@ def players_at(store, address: str) -> list[MailPlayer]:
     return [_player(row) for row in rows]
 
 
+def roles_at(store, address: str) -> list[tuple[str, str]]:
+    """Every (game, "list" or "moderator") whose list or moderator address is ``address``
+    (compared lower-cased)."""
+    return [(row[0], row[1]) for row in _rows(
+        store, "select game, 'list' from mail_games where lower(list_address) = ? union all "
+               "select game, 'moderator' from mail_games where lower(moderator_address) = ? order by 1, 2",
+        (address.lower(), address.lower()))]
+
+
 def set_list_address(store, game: str, address: str | None) -> None:
     store._require_transaction("set_list_address()")
     store.conn.execute("insert into mail_games (game, list_address) values (?, ?) "
