@@ -162,9 +162,9 @@ def _snapshot_at_commit(store, session: Session) -> None:
     """Inside a longer transaction (the email judge's batch of mail), the snapshot is
     written once, of the game's last state, just before the transaction commits, not
     after every command: within the transaction the next command takes the session the
-    store keeps (``load``). A session whose events were rolled back since (its savepoint
-    undone) no longer matches the head and is not written; the cache is then older, which
-    costs only a longer replay."""
+    store keeps (``load``). A session that took in events rolled back since (its savepoint
+    undone) no longer matches the head: the game is read again (from its last snapshot,
+    the few events since replayed) and that state is written."""
     due = store.snapshots_due
     if not due:
         store.before_commit.append(lambda: _write_due_snapshots(store))
@@ -174,8 +174,12 @@ def _snapshot_at_commit(store, session: Session) -> None:
 def _write_due_snapshots(store) -> None:
     due, store.snapshots_due = dict(store.snapshots_due), {}
     for game_id, session in due.items():
-        if session.seq == store.head(game_id)[0]:
-            _snapshot(store, session)
+        if session.seq != store.head(game_id)[0]:
+            try:
+                session = _load(store, game_id, for_write=False)
+            except (Damaged, UnknownGame):  # a cache never stops a commit: audit reports the damage
+                continue
+        _snapshot(store, session)
 
 
 def snapshot_data(session: Session, head: tuple[int, str]) -> dict:

@@ -82,3 +82,30 @@ def test_a_snapshot_of_another_version_is_never_read(tmp_path):
     sealed = commands.seal(session, "ani", session.rules.default(session.state, "ani", "select"))
     commands.commit(store, "g", "ani", sealed["commitment"], at="2024-05-01T12:30:00Z")
     assert json.loads(store.latest_snapshot("g")[1])["v"] == SNAPSHOT_VERSION
+
+
+def test_in_a_batch_the_head_snapshot_is_written_once_before_commit(tmp_path):
+    """Writes inside a caller's transaction (the email judge's batch of mail) leave the
+    snapshot to the end of the transaction: one write, of the last state, equal to a fresh
+    replay; a write whose savepoint is undone is not snapshotted; audit agrees."""
+    store = Store(tmp_path / "g.db")
+    commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, start=True, at=AT)
+    before = store.latest_snapshot("g")[0]
+    written = []
+    real = store.put_snapshot
+    store.put_snapshot = lambda *args, **kwargs: (written.append(args[1]), real(*args, **kwargs))[1]
+    with store.transaction():
+        session = commands.load(store, "g")
+        for player in ("ani", "alex"):
+            sealed = commands.seal(session, player, session.rules.default(session.state, player, "select"))
+            session = commands.commit(store, "g", player, sealed["commitment"], at=AT)
+            assert store.latest_snapshot("g")[0] == before and written == []  # not yet
+        with pytest.raises(RuntimeError):
+            with store.atomic():  # a write undone: its state is never snapshotted
+                commands.nmr(store, "g", "ani", force=True, at=AT)
+                raise RuntimeError("undone")
+        head = store.head("g")[0]
+    assert written == [head] and store.latest_snapshot("g")[0] == head
+    assert commands.load(store, "g").to_json() == fresh(store).to_json()
+    assert store.head_row("g")[0] == head
+    assert audit.audit_store(store, "g")["ok"]
