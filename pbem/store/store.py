@@ -315,9 +315,9 @@ class Store:
         how many finished games are left out: by default only games not known to be
         finished are listed, found through indexes (``game_heads``), so a judge with
         thousands of finished games lists its games in play as fast as a small one."""
-        if every:
-            rows = self.conn.execute("select game, case when snap is seq then line end from game_heads")
-            return dict(sorted(rows)), 0
+        if every:  # every game with events (the log, not the index, says which), cached line or not
+            cached = dict(self.conn.execute("select game, case when snap is seq then line end from game_heads"))
+            return {game: cached.get(game) for game in self.games()}, 0
         lines = dict(self.conn.execute("select game, case when snap is seq then line end from game_heads "
                                        "where finished = 0"))
         lines.update((row[0], None) for row in self.conn.execute("select game from game_heads where snap is not seq"))
