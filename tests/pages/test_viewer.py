@@ -184,3 +184,43 @@ def test_a_1667_page_in_play_holds_no_secret(pages):
     for view in private.values():
         for card in view["hand"]:
             assert f'{card["n"]}: {card["card"]}' not in html
+
+
+# ------------------------------------------------------------------ the judge's discretion in the log
+
+def test_the_log_says_what_each_pause_extension_replacement_and_stand_in_move_was(tmp_path):
+    """§16's events each get their own line in the viewer's log, from their public data."""
+    from pbem.protocol import away, commands
+    from pbem.store import Store
+    store = Store(tmp_path / "g.db")
+    commands.create_game(store, "g1", "tortuga", ["ani", "alex", "frank"], {}, deadline_seconds=86400, start=True,
+                         at="2030-01-01T10:00:00Z", stand_in_after=1)
+    away.pause(store, "g1", "summer holidays", at="2030-01-01T11:00:00Z")
+    away.resume(store, "g1", reason="back again", at="2030-01-01T12:00:00Z")
+    away.extend(store, "g1", "frank", seconds=3600, by="player", reason="frank is travelling", at="2030-01-01T13:00:00Z")
+    away.replace(store, "g1", "alex", reason="alex left the game", at="2030-01-01T14:00:00Z")
+    commands.nmr(store, "g1", "ani", force=True, at="2030-01-01T15:00:00Z")  # one default: the stand-in takes ani's seat
+    for _ in range(100):  # the others play on until the stand-in has moved for ani
+        if any(e.data.get("by") == "stand-in" for e in store.events("g1")):
+            break
+        session = commands.load(store, "g1")
+        player, _what, sealed, _ = session.owed()[0]
+        request = next(r for r in session.requests_of(player) if r.sealed == sealed)
+        choice = session.rules.bot(f"bot/{player}", "random").choose(session.state, player, request.kind)
+        play = commands.commit_for_player if sealed else commands.decide
+        play(store, "g1", player, choice, at="2030-01-01T16:00:00Z")
+    lines: dict[str, list[str]] = {}
+    rows = [e.export_dict() for e in store.events("g1")]
+    for row in rows:
+        lines.setdefault(row["kind"], []).append(viewer.brief(row["kind"], row["data"]))
+    assert lines["paused"] == ["game paused by the moderator: summer holidays (no deadline runs)"]
+    assert lines["resumed"] == ["game resumed by the moderator: back again"]
+    assert lines["extended"] == ["1 deadline moved by the player frank: frank is travelling "
+                                 "(frank's select 1.1 until 2030-01-02T12:00:00Z)"]  # an hour for the pause, one extended
+    assert lines["replaced"] == ["seat alex given to another person by the moderator: alex left the game"]
+    stood_in = [viewer.brief(r["kind"], r["data"]) for r in rows if r["data"].get("by") == "stand-in"]
+    assert stood_in and all(line.endswith("(by the stand-in)") for line in stood_in)
+    assert "(forced)" in lines["nmr"][0]
+    html = viewer.from_store(store, "g1")
+    for line in lines["paused"] + lines["extended"] + stood_in:
+        assert line.replace("'", "&#39;") in html
