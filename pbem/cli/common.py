@@ -51,7 +51,22 @@ def open_store(db: Optional[Path], create: bool = False):
     judge.attach(store)  # writes to a game with addresses queue the mail they call for
     from ..render import publish
     publish.attach(store)  # and to a game that keeps its viewer in a folder, write it again
+    _OPENED.append(store)
     return store
+
+
+_OPENED: list = []  # the stores this command opened, whose page errors it reports
+
+
+def warn_page_errors() -> None:
+    """A viewer the judge keeps in a folder that could not be written after a committed
+    write: one warning line each on stderr. The command's own result stands (its write is
+    committed), so the exit status does not change."""
+    for store in _OPENED:
+        errors, store.page_errors = getattr(store, "page_errors", []), []
+        for message in errors:
+            typer.echo(f"pbem: warning: {_one_line(Exception(message))}", err=True)
+    _OPENED.clear()
 
 
 def fail(message: str, code: int = 1):
@@ -88,6 +103,7 @@ def handled(func):
             fail(f"the games database cannot be used: {_one_line(exc)}")
         finally:
             _GLOBAL["json"] = outer
+            warn_page_errors()
     return wrapper
 
 

@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from pbem.cli.app import app
 from pbem.render import viewer
+from pbem.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "games"
@@ -158,6 +159,28 @@ def test_the_judge_keeps_the_page_in_a_folder(tmp_path, monkeypatch):
     assert runner.invoke(app, ["page", "g", "--no-folder"]).exit_code == 0
     assert runner.invoke(app, ["nmr", "g", "alex", "--force"]).exit_code == 0
     assert page.read_text(encoding="utf-8") == after  # no longer kept
+
+
+def test_a_folder_page_that_cannot_be_written_is_a_warning_and_the_command_stands(tmp_path, monkeypatch):
+    db = tmp_path / "judge.db"
+    monkeypatch.setenv("PBEM_DB", str(db))
+    runner = CliRunner()
+    assert runner.invoke(app, ["new", "g", "--players", "ani,alex,frank", "--now"]).exit_code == 0
+    www = tmp_path / "www"
+    www.mkdir()
+    assert runner.invoke(app, ["page", "g", "--folder", str(www)]).exit_code == 0
+    (www / "g.html").unlink()
+    www.rmdir()  # the folder went away after it was set
+    before = len(Store(db).events("g"))
+    late = runner.invoke(app, ["nmr", "g", "ani", "--force"])
+    assert late.exit_code == 0, late.stderr  # the default is committed all the same
+    assert len(Store(db).events("g")) == before + 1
+    warnings = [line for line in late.stderr.splitlines() if line.startswith("pbem: warning:")]
+    assert len(warnings) == 1, late.stderr
+    assert f"the viewer of g was not written to {www}" in warnings[0]
+    assert "pbem: warning" not in late.stdout
+    quiet = runner.invoke(app, ["status", "g"])  # nothing written, nothing to warn about
+    assert quiet.exit_code == 0 and "warning" not in quiet.stderr
 
 
 # ------------------------------------------------------------------ secrecy
