@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import re
 
 import pytest
 
@@ -302,3 +303,129 @@ def test_an_unusable_receipt_is_no_verdict(pages, page):
     damaged = given.replace("=", "=0", 1) if given.count("=") > 1 else given[:60] + "A" + given[61:]
     shown = page.verify(pages.rechain(rows), name="judged.jsonl", receipts=damaged)
     assert shown["verdict"] == "USAGE" and "receipt block 1" in shown["line"], shown
+
+
+# ------------------------------------------------------------------ heads in an mbox of the list
+
+def _mail(subject: str, plain: str | None = None, cte: str = "7bit", html: str | None = None,
+          html_cte: str = "quoted-printable", charset: str = "utf-8") -> bytes:
+    from email.message import EmailMessage
+    msg = EmailMessage()
+    msg["From"], msg["To"], msg["Subject"] = "judge@example.org", "list@example.org", subject
+    if plain is not None:
+        msg.set_content(plain, cte=cte, charset=charset)
+    if html is not None:
+        if plain is None:
+            msg.set_content(html, subtype="html", cte=html_cte, charset=charset)
+        else:
+            msg.add_alternative(html, subtype="html", cte=html_cte, charset=charset)
+    raw = msg.as_bytes()
+    if not subject.isascii():  # the whole subject as one encoded word: only decoding it names the game
+        word = "=?utf-8?b?" + base64.b64encode(subject.encode("utf-8")).decode("ascii") + "?="
+        raw = re.sub(rb"(?m)^Subject: .*\n(?:[ \t].*\n)*", b"Subject: " + word.encode("ascii") + b"\n", raw, count=1)
+    return b"From judge@example.org Sat Jan  1 00:00:00 2030\n" + raw + b"\n"
+
+
+def _list_mbox(rows, game: str, other_head: str) -> bytes:
+    """The list's mail as an mbox: summaries of ``game`` in base64, in quoted-printable (soft
+    line breaks inside the hash), as HTML (tags around the hash) in Latin-1 with an encoded
+    subject, and a summary of another game whose head is not this log's."""
+    h = lambda seq: rows[seq - 1]["hash"]  # noqa: E731
+    return (_mail(f"[{game}] round 1", f"Chain head after round 1: event 51 {h(51)}\n", cte="base64")
+            + _mail(f"[{game}] round 2", f"Chain head after round 2: event 103 {h(103)} " + "x" * 40 + "\n",
+                    cte="quoted-printable")
+            + _mail(f"[{game}] round 3 – Tortuga", None,
+                    html=f"<p>Résumé</p><p>Chain head after round 3: event <b>153</b> <code>{h(153)}</code></p>\n",
+                    charset="iso-8859-1")
+            + _mail(f"[{game}] round 4", f"Chain head after round 4: event 203 {h(203)}\n", cte="quoted-printable",
+                    html=f"<p>Chain head after round 4: event 203 <code>{h(203)}</code></p>", html_cte="base64")
+            + _mail(f"[{game}-b] round 1", f"Chain head after round 1: event 51 {other_head}\n", cte="base64"))
+
+
+def test_heads_in_an_mbox_are_found_in_its_decoded_messages(pages, page):
+    name = "four-players"
+    text = (pages.EXAMPLES / f"{name}.jsonl").read_text(encoding="utf-8")
+    rows = pages.rows_of(text)
+    mbox = pages.tmp / "list.mbox"
+    mbox.write_bytes(_list_mbox(rows, name, "ee" * 32))
+    raw = mbox.read_bytes()
+    assert rows[102]["hash"] not in raw.decode("latin-1")  # quoted-printable broke the hash: decoding finds it
+    assert rows[50]["hash"] not in raw.decode("latin-1")  # base64
+    third = raw.split(b"\nFrom ")[2]
+    assert b"Subject: =?utf-8?b?" in third and name.encode() not in third  # only its decoded subject names the game
+    shown = check(pages, page, text, f"{name}.jsonl", heads_files=[mbox], _audit=("--heads", str(mbox)))
+    assert shown["verdict"] == "OK", shown
+    assert "4 published heads are prefixes" in shown["line"]  # the other game's head was not read
+
+
+def test_a_head_in_an_mbox_that_is_not_in_the_log_fails_as_the_audit_says(pages, page):
+    name = "four-players"
+    text = (pages.EXAMPLES / f"{name}.jsonl").read_text(encoding="utf-8")
+    rows = pages.rows_of(text)
+    wrong = "ee" * 32
+    mbox = pages.tmp / "forged.mbox"
+    mbox.write_bytes(_list_mbox(rows, name, "00" * 32)
+                     + _mail(f"[{name}] round 5", f"Chain head after round 5: event 254 {wrong} " + "y" * 30 + "\n",
+                             cte="quoted-printable"))
+    shown = check(pages, page, text, f"{name}.jsonl", heads_files=[mbox], _audit=("--heads", str(mbox)))
+    assert shown["line"] == (f"FAIL: published head event 254 {wrong[:8]}… is not a prefix of this log: its event "
+                             f"254 is {rows[253]['hash'][:8]}…")
+
+
+def test_an_mbox_without_a_head_of_the_game_is_no_verdict(pages, page):
+    from pbem.protocol.heads import NoHeads, heads_in_file
+    text = (pages.EXAMPLES / "four-players.jsonl").read_text(encoding="utf-8")
+    mbox = pages.tmp / "other.mbox"
+    mbox.write_bytes(_mail("[four-players-b] round 1", f"Chain head: event 51 {'ab' * 32}\n", cte="base64"))
+    with pytest.raises(NoHeads) as raised:
+        heads_in_file(mbox.read_bytes(), "four-players")
+    shown = page.verify(text, name="four-players.jsonl", heads_files=[mbox])
+    assert shown["verdict"] == "USAGE" and shown["line"] == f"other.mbox: {raised.value}"
+    expected, code = pages.audit_line(pages.tmp / "four-players.jsonl", "--heads", str(mbox))
+    assert expected is None and code == 2
+
+
+# ------------------------------------------------------------------ the judge's discretion (§16)
+
+def _game_with_discretion(tmp) -> str:
+    """A Tortuga game with a pause, two extensions (one asked by a player), a replacement and
+    a stand-in playing a seat, played to its end by bots."""
+    from pbem.protocol import away, commands
+    from pbem.store import Store
+    store = Store(tmp / "discretion.db", create=True)
+    commands.create_game(store, "g1", "tortuga", ["ani", "alex", "frank"], {}, deadline_seconds=86400, start=True,
+                         at="2030-01-01T10:00:00Z", stand_in_after=1)
+    away.pause(store, "g1", "summer holidays", at="2030-01-01T11:00:00Z")
+    away.resume(store, "g1", reason="back again", at="2030-01-01T12:00:00Z")
+    away.extend(store, "g1", "frank", seconds=3600, by="player", reason="frank is travelling", at="2030-01-01T13:00:00Z")
+    away.extend(store, "g1", seconds=600, reason="a public holiday", at="2030-01-01T13:30:00Z")
+    away.replace(store, "g1", "alex", reason="alex left the game", at="2030-01-01T14:00:00Z")
+    commands.nmr(store, "g1", "ani", force=True, at="2030-01-01T15:00:00Z")
+    for _ in range(3000):
+        session = commands.load(store, "g1")
+        if session.finished:
+            break
+        player, _what, sealed, _ = session.owed()[0]
+        request = next(r for r in session.requests_of(player) if r.sealed == sealed)
+        choice = session.rules.bot(f"bot/{player}", "random").choose(session.state, player, request.kind)
+        (commands.commit_for_player if sealed else commands.decide)(store, "g1", player, choice,
+                                                                   at="2030-01-01T16:00:00Z")
+    assert commands.load(store, "g1").finished
+    from pbem.store import export_lines
+    return "".join(export_lines(store.events("g1")))
+
+
+def test_the_judges_discretion_is_in_the_verdict_as_the_audit_words_it(pages, page):
+    text = _game_with_discretion(pages.tmp)
+    shown = check(pages, page, text, "discretion.jsonl")
+    assert shown["verdict"] == "OK"
+    assert shown["line"].startswith("OK: complete, seed hash not compared (none given), no published heads given, "
+                                    "0 receipts checked; the judge's discretion: 1 pause, 2 extensions (1 by the "
+                                    "moderator), 1 replacement, ")
+    assert shown["line"].endswith(" stand-in moves")
+    rows = pages.rows_of(text)
+    cut = next(i for i, r in enumerate(rows) if r["data"].get("by") == "stand-in") + 1
+    shown = check(pages, page, pages.rechain(rows[:cut]), "discretion-cut.jsonl")
+    assert shown["verdict"] == "INCOMPLETE"
+    assert shown["line"].endswith("; the judge's discretion: 1 pause, 2 extensions (1 by the moderator), "
+                                  "1 replacement, 1 stand-in move")
