@@ -161,7 +161,7 @@ def parse_round(value: Optional[str]) -> int | None:
     """A round number given as text (click's own int check would quote all of it)."""
     if value is None:
         return None
-    if not value.strip().isdigit():
+    if not value.strip().isdecimal():
         raise typer.BadParameter(f"{quote(value)} is not a round number; give one like 3")
     return int(value)
 
@@ -171,7 +171,7 @@ def parse_duration(value: Optional[str]) -> int | None:
         return None
     units = {"m": 60, "h": 3600, "d": 86400}
     text = value.strip().lower()
-    if len(text) >= 2 and text[-1] in units and text[:-1].isdigit() and int(text[:-1]) > 0:
+    if len(text) >= 2 and text[-1] in units and text[:-1].isdecimal() and int(text[:-1]) > 0:
         seconds = int(text[:-1]) * units[text[-1]]
         if seconds <= 365 * 86400:
             return seconds

@@ -458,7 +458,7 @@ def _extend(store, row, text: str, now: str) -> tuple[bool, str, object]:
 def _duration(text: str) -> int | None:
     units = {"m": 60, "h": 3600, "d": 86400}
     text = text.strip().lower()
-    if len(text) >= 2 and text[-1] in units and text[:-1].isdigit() and 0 < int(text[:-1]) <= 10000:
+    if len(text) >= 2 and text[-1] in units and text[:-1].isdecimal() and 0 < int(text[:-1]) <= 10000:
         return int(text[:-1]) * units[text[-1]]
     return None
 
