@@ -43,6 +43,26 @@ def test_request_kinds_are_the_documented_ones():
     listed = DOC.split("**Request kinds**", 1)[1].split("\n\n", 1)[0]
     for kind in SYNTAX:  # every kind the rules can ask for has its syntax
         assert f"`{kind}`" in listed, f"rules-1667.md does not list the request kind {kind}"
+    import re
+    assert set(re.findall(r"`([a-z]+)`", listed)) - {"kind", "default"} == set(SYNTAX)  # and no other
+
+
+
+def test_a_defaults_kind_in_the_log_is_the_request_kind(tmp_path):
+    """`request-kinds`: a late player's `default` event carries the kind of the request it settles."""
+    from pbem.protocol import commands
+    from pbem.games.tortuga1667.legal import SYNTAX
+    from pbem.store import Store
+    store = Store(tmp_path / "g.db", create=True)
+    at = "2030-01-01T00:00:00Z"
+    commands.create_game(store, "g1", "tortuga1667", ["ani", "bo", "cy", "dee", "eve"], {}, start=True, at=at)
+    owed = []
+    for _ in range(12):  # every request settled by its default, late players all along
+        request = commands.load(store, "g1").pending()[0]
+        owed.append(request.kind)
+        commands.nmr(store, "g1", request.player, force=True, at=at)
+    kinds = [e.data["kind"] for e in store.events("g1") if e.kind == "default"]
+    assert kinds and set(kinds) <= set(SYNTAX) and set(kinds) <= set(owed)
 
 
 def test_loot_options_are_listed_in_the_documented_order():
