@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import re
 
 import pytest
@@ -429,3 +430,65 @@ def test_the_judges_discretion_is_in_the_verdict_as_the_audit_words_it(pages, pa
     assert shown["verdict"] == "INCOMPLETE"
     assert shown["line"].endswith("; the judge's discretion: 1 pause, 2 extensions (1 by the moderator), "
                                   "1 replacement, 1 stand-in move")
+
+
+def _signed_with_a_replacement(tmp) -> tuple[list[dict], str]:
+    """A signed Tortuga game in play in which alex's seat passed to a new person with a new
+    key (a `replaced` event); returns the export's rows and alex's former secret key."""
+    from pbem.protocol import away, commands
+    from pbem.store import Store, export_lines
+    store = Store(tmp / "replaced.db", create=True)
+    names = ["ani", "alex", "frank"]
+    keys = {p: generate_keypair() for p in names}
+    commands.create_game(store, "signed", "tortuga", names, {}, require_signatures=True,
+                         keys={p: pub for p, (_, pub) in keys.items()}, start=True, at="2030-01-01T00:00:00Z")
+    former = keys["alex"][0]
+
+    def play(moves: int) -> None:
+        session = commands.load(store, "signed")
+        bots = {p: session.rules.bot(f"replaced/{p}", "random") for p in names}
+        for _ in range(moves):
+            step = session.sealed
+            if step is not None and step.owes_commit():
+                held = {}
+                for player in step.owes_commit():
+                    sealed = commands.seal(session, player, bots[player].choose(session.state, player, step.kind))
+                    held[player] = commands.signed_blocks(sealed, keys[player][0])
+                    commands.submit(store, "signed", held[player]["commit"], at="2030-01-01T00:00:00Z")
+                    session = commands.load(store, "signed")
+                for blocks in held.values():
+                    commands.submit(store, "signed", blocks["reveal"], at="2030-01-01T00:00:00Z")
+            else:
+                request = session.pending()[0]
+                choice = bots[request.player].choose(session.state, request.player, request.kind)
+                commands.submit(store, "signed", commands.signed_decision(session, request.player, choice,
+                                                                          keys[request.player][0]),
+                                at="2030-01-01T00:00:00Z")
+            session = commands.load(store, "signed")
+    play(6)
+    keys["alex"] = generate_keypair()
+    away.replace(store, "signed", "alex", key=keys["alex"][1], reason="alex left", at="2030-01-01T00:00:00Z")
+    play(10)
+    return [json.loads(line) for line in export_lines(store.events("signed"))], former
+
+
+def test_a_replaced_seat_signs_with_its_new_key_and_the_former_key_no_longer_counts(pages, page):
+    rows, former = _signed_with_a_replacement(pages.tmp)
+    replaced = first(rows, "replaced")
+    later = [r for r in rows if r["seq"] > replaced["seq"] and r["data"].get("player") == "alex"
+             and "signature" in r["data"]]
+    assert later, "alex made no signed move after the replacement"
+    shown = check(pages, page, pages.rechain(rows), "replaced.jsonl")
+    assert shown["verdict"] == "INCOMPLETE" and shown["line"].endswith("; the judge's discretion: 1 replacement")
+    # the same move signed by the former person's key: refused from the replacement on
+    target = later[0]
+    d = target["data"]
+    fields = {"commit": ["commitment"], "reveal": ["choice", "salt"], "decide": ["choice"]}[target["kind"]]
+    body = {"v": 1, "game": target["game"], "kind": target["kind"], "player": "alex", "round": d["round"],
+            "step": d["step"], "nonce": d["nonce"], **{f: d[f] for f in fields}}
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    signature = Ed25519PrivateKey.from_private_bytes(parse_secret_key(former)).sign(b"pbem-sig-v1\x00" + canonical_json(body))
+    d["signature"] = base64.b64encode(signature).decode()
+    shown = check(pages, page, pages.rechain(rows), "replaced-forged.jsonl")
+    assert shown["line"] == (f"FAIL: event {target['seq']}: the signature on alex's {target['kind']} is not valid "
+                             f"for their registered key")
