@@ -3,9 +3,11 @@ and a way to write messages as mail clients do (with the ``email`` package)."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import re
+import secrets
 from email.message import EmailMessage
 from types import SimpleNamespace
 
@@ -79,6 +81,32 @@ class Judge:
     def frozen(self):
         """Everything a refused message must leave as it was (but the seen-record)."""
         return (json.dumps(self.log()), json.dumps(self.outbox()))
+
+
+class FixedSeed:
+    """``secrets`` as pbem.protocol.commands sees it: the 32 bytes of a new game's server
+    seed come from a name, everything else stays random. The server seed decides the dice
+    (there are no client seeds here), so a fixed seed makes every run the same game."""
+
+    def __init__(self, name: str):
+        self.seed = hashlib.sha256(f"test_game_by_mail {name}".encode()).digest()
+
+    def token_bytes(self, n: int) -> bytes:
+        assert n == len(self.seed), n
+        return self.seed
+
+    def __getattr__(self, name):
+        return getattr(secrets, name)
+
+
+@pytest.fixture
+def fixed_seed(monkeypatch):
+    """``fixed_seed(name)``: the games created after it get the server seed named ``name``."""
+    from pbem.protocol import commands as protocol_commands
+
+    def fix(name: str) -> None:
+        monkeypatch.setattr(protocol_commands, "secrets", FixedSeed(name))
+    return fix
 
 
 @pytest.fixture

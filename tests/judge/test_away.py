@@ -306,3 +306,25 @@ def test_in_a_signed_game_the_new_key_signs_from_the_replacement_on(make_judge, 
     assert report["ok"], report
     exported = "".join(json.dumps(e) + "\n" for e in game.log())
     assert "maria" not in exported
+
+
+def test_a_moved_deadline_gets_its_reminder_again_before_the_new_time(timed):
+    game = timed()
+    reminded = lambda at: sorted(a.player for a in deadlines.tick(game.store, at) if a.action == "reminded")
+    assert reminded(when(18)) == ["alex", "ani", "frank", "lothar"]  # 6h before the first deadline
+    absence.extend(game.store, "g1", "lothar", seconds=DAY, reason="a trip", at=when(19))
+    assert reminded(when(20)) == []  # lothar's new deadline is a day away
+    assert reminded(when(42)) == ["lothar"]  # 6h before it: the reminder about the new time
+    assert reminded(when(42.5)) == []  # once
+    body = game.outbox("reminder")[-1]["body_text"]
+    assert body.startswith("REMINDER: your sealed choice in game g1 (round 1, step 1) is due 2030-01-03 10:00:00 UTC.")
+
+
+def test_a_resume_gives_every_open_request_its_reminder_again(timed):
+    game = timed()
+    deadlines.tick(game.store, when(18))
+    absence.pause(game.store, "g1", "a holiday", at=when(19))
+    absence.resume(game.store, "g1", at=when(43))  # a day's pause: every deadline moves to when(48)
+    acts = deadlines.tick(game.store, when(42 + 1))
+    assert sorted(a.player for a in acts if a.action == "reminded") == ["alex", "ani", "frank", "lothar"]
+    assert {a.due for a in acts} == {when(48)}
