@@ -492,3 +492,35 @@ def test_a_replaced_seat_signs_with_its_new_key_and_the_former_key_no_longer_cou
     shown = check(pages, page, pages.rechain(rows), "replaced-forged.jsonl")
     assert shown["line"] == (f"FAIL: event {target['seq']}: the signature on alex's {target['kind']} is not valid "
                              f"for their registered key")
+
+
+# ------------------------------------------------------------------ receipts in a saved mail
+
+def test_receipts_in_a_saved_mail_are_read_as_the_audit_reads_them(pages, page):
+    """The judge's answer saved as .eml: quoted-printable (its `=` become `=3D`), an HTML
+    alternative in base64 with the block in <pre> (the plain one is read, once), and a
+    forwarded mail with another receipt (not the sender's: not read)."""
+    from email.message import EmailMessage
+    secret, public, rows = judged_copy(pages)
+    commits = [r for r in rows if r["kind"] == "commit"]
+    first_receipt = receipt(secret, public, commits[0], rows[commits[0]["seq"]], commits[0]["data"]["player"])
+    second = receipt(secret, public, commits[1], rows[commits[1]["seq"]], commits[1]["data"]["player"])
+    forwarded_receipt = receipt(secret, public, commits[2], rows[commits[2]["seq"]], commits[2]["data"]["player"])
+    answer = EmailMessage()
+    answer["From"], answer["To"], answer["Subject"] = "judge@example.org", "ani@example.org", "Re: moves – reçu"
+    answer.set_content(f"Recorded.\n\n{first_receipt}\n{second}\n", cte="quoted-printable", charset="utf-8")
+    answer.add_alternative(f"<p>Recorded.</p><pre>{first_receipt}\n{second}</pre>", subtype="html", cte="base64")
+    forwarded = EmailMessage()
+    forwarded["From"], forwarded["Subject"] = "judge@example.org", "an older answer"
+    forwarded.set_content(forwarded_receipt)
+    mail = EmailMessage()
+    mail["From"], mail["To"], mail["Subject"] = "ani@example.org", "me@example.org", "Fwd: my receipts"
+    mail.make_mixed()
+    mail.attach(answer)
+    mail.add_attachment(forwarded)
+    saved = pages.tmp / "answer.eml"
+    saved.write_bytes(mail.as_bytes())
+    assert b"=3D" in saved.read_bytes() and first_receipt.splitlines()[-2].encode() not in saved.read_bytes()
+    shown = check(pages, page, pages.rechain(rows), "judged.jsonl", receipts_files=[saved],
+                  _audit=("--receipt", str(saved)))
+    assert shown["verdict"] == "OK" and shown["line"].endswith(", 2 receipts checked"), shown
