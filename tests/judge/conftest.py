@@ -152,10 +152,9 @@ class Mailroom:
         return self.boxes.get(address.lower(), [])
 
 
-@pytest.fixture
-def smtp_mailroom():
-    """A real SMTP server on 127.0.0.1 (a free port, bound here: no race for it); yields
-    (port, Mailroom). Stopped at the end of the test."""
+def smtp_server(handler):
+    """A real SMTP server on 127.0.0.1 with the aiosmtpd ``handler``, on a free port bound
+    here (no race for it), started; the caller stops it."""
     import socket
 
     from aiosmtpd.controller import Controller
@@ -169,10 +168,26 @@ def smtp_mailroom():
         def _create_server(self):
             return self.loop.create_server(self._factory_invoker, sock=self._listener)
 
-    room = Mailroom()
-    controller = Bound(room)
+    controller = Bound(handler)
     controller.start()
-    try:
-        yield controller.port, room
-    finally:
+    return controller
+
+
+@pytest.fixture
+def smtp_servers():
+    """``start(handler)``: a real SMTP server (``smtp_server``); all stopped at the end of the test."""
+    started = []
+
+    def start(handler):
+        started.append(smtp_server(handler))
+        return started[-1]
+    yield start
+    for controller in started:
         controller.stop()
+
+
+@pytest.fixture
+def smtp_mailroom(smtp_servers):
+    """A real SMTP server on 127.0.0.1; yields (port, Mailroom). Stopped at the end of the test."""
+    room = Mailroom()
+    yield smtp_servers(room).port, room

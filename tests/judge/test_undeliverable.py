@@ -67,30 +67,9 @@ class Refusing:
 
 
 @pytest.fixture
-def refusing():
-    import socket
-
-    from aiosmtpd.controller import Controller
-
-    class Bound(Controller):
-        def __init__(self, handler):
-            self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            self._listener.bind(("127.0.0.1", 0))
-            super().__init__(handler, hostname="127.0.0.1", port=self._listener.getsockname()[1])
-
-        def _create_server(self):
-            return self.loop.create_server(self._factory_invoker, sock=self._listener)
-
-    started = []
-
-    def start(refuse: dict[str, str]):
-        controller = Bound(Refusing(refuse))
-        controller.start()
-        started.append(controller)
-        return controller
-    yield start
-    for controller in started:
-        controller.stop()
+def refusing(smtp_servers):
+    """``start(refuse)``: a real SMTP server that refuses the addresses in ``refuse``."""
+    return lambda refuse: smtp_servers(Refusing(refuse))
 
 
 def config(port: int) -> MailConfig:
