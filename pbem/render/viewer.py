@@ -93,7 +93,7 @@ def page_model(rec, rows: list[dict]) -> dict:
                    for r in rec.rounds],
         "head": {"seq": rows[-1]["seq"], "hash": rows[-1]["hash"]},
         "log": [{"seq": row["seq"], "at": row["at"], "kind": row["kind"], "hash": row["hash"],
-                 "brief": brief(row["kind"], row["data"]), "head_of": heads.get(row["seq"])} for row in rows],
+                 "brief": brief(row["kind"], row["data"], row["at"]), "head_of": heads.get(row["seq"])} for row in rows],
         "votes": votes(rec) if game_type == "tortuga1667" else None,
     }
 
@@ -150,11 +150,12 @@ def _said(data: dict) -> str:
     return f"{who}: {reason}" if reason else who
 
 
-def _extended(d: dict) -> str:
+def _extended(d: dict, at: str = "") -> str:
     requests = d.get("requests", [])
     moved = "; ".join(f"{r.get('player')}'s {r.get('kind')}{_where(r)} until {r.get('until')}" for r in requests)
+    overdue = any(isinstance(r.get("from"), str) and at >= r["from"] for r in requests) if at else False
     return (f"{len(requests)} deadline{'' if len(requests) == 1 else 's'} moved {_said(d)}"
-            + (f" ({moved})" if moved else ""))
+            + (f" ({moved})" if moved else "") + (", after the deadline had passed" if overdue else ""))
 
 
 # One line per kind of event (docs/protocol.md §2 and §16), from its public data only.
@@ -175,14 +176,15 @@ _BRIEFS = {
     "paused": lambda d: f"game paused {_said(d)} (no deadline runs)",
     "resumed": lambda d: f"game resumed {_said(d)}" + (f"; every owed deadline is now {d['until']}"
                                                        if d.get("until") else ""),
-    "extended": _extended,
     "replaced": lambda d: f"seat {d.get('seat')} given to another person {_said(d)}"
                           + ("; the seat's new key is in this event" if d.get("key") else ""),
     "seed_revealed": lambda d: f"seed {d.get('seed')}",
 }
 
 
-def brief(kind: str, data: dict) -> str:
-    """A few words on an event, from its (public) data."""
+def brief(kind: str, data: dict, at: str = "") -> str:
+    """A few words on an event, from its (public) data and time."""
+    if kind == "extended":
+        return _extended(data, at)
     line = _BRIEFS.get(kind)
     return line(data) if line else str(data.get("player") or "")

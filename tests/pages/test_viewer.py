@@ -235,12 +235,17 @@ def test_the_log_says_what_each_pause_extension_replacement_and_stand_in_move_wa
     lines: dict[str, list[str]] = {}
     rows = [e.export_dict() for e in store.events("g1")]
     for row in rows:
-        lines.setdefault(row["kind"], []).append(viewer.brief(row["kind"], row["data"]))
+        lines.setdefault(row["kind"], []).append(viewer.brief(row["kind"], row["data"], row["at"]))
     assert lines["paused"] == ["game paused by the moderator: summer holidays (no deadline runs)"]
     assert lines["resumed"] == ["game resumed by the moderator: back again"]
     assert lines["extended"] == ["1 deadline moved by the player frank: frank is travelling "
                                  "(frank's select 1.1 until 2030-01-02T12:00:00Z)"]  # an hour for the pause, one extended
     assert lines["replaced"] == ["seat alex given to another person by the moderator: alex left the game"]
+    late = {"by": "moderator", "reason": "overdue", "requests": [
+        {"player": "frank", "round": 1, "step": 1, "kind": "select", "from": "2030-01-02T12:00:00Z",
+         "until": "2030-01-09T00:00:00Z"}]}
+    assert viewer.brief("extended", late, "2030-01-05T00:00:00Z").endswith(", after the deadline had passed")
+    assert not viewer.brief("extended", late, "2030-01-02T11:00:00Z").endswith("had passed")
     stood_in = [viewer.brief(r["kind"], r["data"]) for r in rows if r["data"].get("by") == "stand-in"]
     assert stood_in and all(line.endswith("(by the stand-in)") for line in stood_in)
     assert "(forced)" in lines["nmr"][0]
