@@ -144,10 +144,6 @@ def flush(store, m: Moment) -> list[str]:
         if answer is not None and len(parts) == 1 and answer.get("hold") and window > 0:
             ids.append(_hold(store, outbox, m, answer, held, window))
             continue
-        if held:  # answers that waited for this message travel in it, first, in the order of the mails
-            outbox.take_held(store, [row.id for row in held])
-            parts = [{"text": row.body_text} for row in held] + parts
-            answer = _threaded([_as_answer(row) for row in held] + ([answer] if answer else []))
         if answer is not None:
             kind, subject = "answer", answer["subject"]
         elif shared:
@@ -155,6 +151,12 @@ def flush(store, m: Moment) -> list[str]:
             subject = shared[-1]["subject"] + ("; and your private message" if private else "")
         else:
             kind, subject = "private", private["subject"]
+        if held:  # answers that waited for this message travel in it, first, in the order of the mails;
+            # it is a reply to those mails, under its own subject (what is new: a summary, the result)
+            outbox.take_held(store, [row.id for row in held])
+            parts = [{"text": row.body_text} for row in held] + parts
+            answer = _threaded([_as_answer(row) for row in held] + ([answer] if answer else []))
+            kind = "answer"
         ids.append(_queue(store, outbox, m.game, kind, address, subject, parts, m.at, _domain(store), answer))
     if listed:
         ids.append(_queue(store, outbox, m.game, specs[-1]["kind"], listed, specs[-1]["subject"],

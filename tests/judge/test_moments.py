@@ -170,3 +170,13 @@ def test_a_crash_while_carrying_leaves_the_held_answer(game, monkeypatch):
         result = game.send(player, f"password {game.passwords[player]}\nseal {default_select(game, player)}")
     assert result.outcome == "failed: disk full" and game.store.head("g1")[0] > head[0]
     assert [r for r in held_rows(game) if r["recipient"] == "ani@example.org"] == held
+
+
+def test_a_carried_answer_keeps_the_subject_of_what_is_new(game, helpers):
+    game.send("ani", f"password {game.passwords['ani']}\nseal {default_select(game, 'ani')}")
+    [held] = held_rows(game)
+    commands.reveal_seed(game.store, "g1", force=True, at=helpers.at(game.minute + 1))
+    [result] = [r for r in game.outbox() if r["recipient"] == "ani@example.org" and r["render"]]
+    assert result["subject"] == "[g1] final result and server seed" and result["kind"] == "answer"
+    assert result["in_reply_to"] == held["in_reply_to"] and parts(result)[:2] == ["text", "spec"]
+    assert not held_rows(game)
