@@ -97,6 +97,12 @@ def send(smtp: Annotated[Optional[str], typer.Option("--smtp", callback=_check_s
     if report.left:
         totals.append(f"{report.left} not tried")
     lines.append(", ".join(totals) if report.results or report.left else "nothing due to send")
+    from ..store import outbox as box
+    waiting = box.held_waiting(store, clock())
+    if waiting:
+        lines.append(f"{len(waiting)} answer{'s' if len(waiting) != 1 else ''} held for the players' next "
+                     f"message{'s' if len(waiting) != 1 else ''}; alone by {_when(max(r.held_until for r in waiting))} "
+                     f"at the latest")
     data, problem = report.as_dict(), None
     if not report.ok:
         given_up = sum(1 for r in report.failed if r.given_up)

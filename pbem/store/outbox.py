@@ -273,6 +273,12 @@ def held(store, game: str, recipient: str, at: str) -> list[OutboxRow]:
                  [game, recipient.lower(), QUEUED, at])
 
 
+def held_waiting(store, now: str) -> list[OutboxRow]:
+    """Every answer still held at ``now`` (not due yet), oldest first."""
+    _check_time(now, "now")
+    return _rows(store, "state = ? and held_until is not null and held_until > ? and attempts = 0", [QUEUED, now])
+
+
 def take_held(store, row_ids) -> int:
     """Remove held answers whose text now travels inside another message (queued in the
     same transaction); a row a sender took meanwhile stays (it may be on its way)."""
