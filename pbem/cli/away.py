@@ -85,7 +85,8 @@ def extend(game: GameArg,
 
     Only the deadlines of the requests open now change; the extension, who asked for it
     and why go into the public log, and each player concerned is mailed the new time.
-    Players may ask by mail themselves ('extend 24h'), once per game for up to 24h unless
+    A request already overdue (its default not yet applied) can be given a new deadline
+    that lies ahead, e.g. with --until. Players may ask by mail themselves ('extend 24h'), once per game for up to 24h unless
     the game was made with other --extensions.
 
     \b

@@ -237,8 +237,10 @@ def _mail_text(m: dict | None) -> str:
         text += f", {m['failed']} failed for good (pbem mail outbox)"
     bad = m.get("undeliverable") or []
     if bad:
+        from ..mail import failures
         text += "; MAIL CANNOT BE DELIVERED to " + ", ".join(
-            f"{safe(e['player'])}{' (not delivered: no reminders)' if e['marked'] else ''}" for e in bad)
+            f"{safe(failures.who(e))}{' (not delivered' + (': no reminders)' if e['role'] == 'player' else ')') if e['marked'] else ''}"
+            for e in bad)
     return text
 
 

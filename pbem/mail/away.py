@@ -10,6 +10,8 @@ hook, so each notice is queued in the transaction of the event behind it:
 - an extension by the moderator: the private message of each player whose deadline moved
   (a player who asked by mail reads the new time in the judge's answer);
 - a replacement: a notice to the other players and the list (not naming any address).
+A request whose deadline an extension or a resume moved gets its reminder again before the
+new deadline (``deadlines.tick`` sends it when that reminder's window opens).
 ``replace`` gives a seat a new person: a new address and password (or key), the old ones
 refused from then on, and a welcome that carries everything the seat knows.
 """
@@ -25,6 +27,7 @@ NOTICE_KINDS = ("paused", "resumed", "extended", "replaced")
 def notices(store, session, seq: int, at: str) -> None:
     """Queue the notices of the discretionary events after ``seq`` (see the module docstring)."""
     events = [ev for ev in store.events(session.game_id, after=seq) if ev.kind in NOTICE_KINDS]
+    _remind_again(store, session, events)
     for ev in events:
         if ev.kind == "paused":
             _tell(store, session, None, at, f"paused by the moderator", _paused_text(session, ev.data, ev.at))
@@ -45,6 +48,19 @@ def notices(store, session, seq: int, at: str) -> None:
                     f"answers for it (the moderator's decision: {ev.data['reason']}). The seat, its pieces and "
                     f"its place in the game stay as they were.\n")
             _tell(store, session, seat, at, f"{seat} has a new player", text)
+
+
+def _remind_again(store, session, events) -> None:
+    """A request whose deadline moved (an extension names it; a resume moves every open one)
+    gets its reminder again before the new deadline: the one sent was about the old time."""
+    keys = set()
+    for ev in events:
+        if ev.kind == "extended":
+            keys |= {(r["player"], r["round"], r["step"]) for r in ev.data["requests"]}
+        elif ev.kind == "resumed" and session.state is not None:
+            keys |= {clock[:3] for _who, _what, _sealed, clock in session.owed()}
+    if keys:
+        tables.forget_reminded(store, session.game_id, sorted(keys))
 
 
 def _tell(store, session, skip: str | None, at: str, what: str, text: str) -> None:

@@ -16,7 +16,9 @@ VERP probe does the same: a stranger cannot know the random Message-ID).
 
 The moderator of each game the address plays in (``pbem address GAME --moderator ADDR``)
 is mailed once when the address starts failing and once when it is marked, each time in
-the same transaction as the failure; ``for_game`` gives ``pbem status`` the same facts.
+the same transaction as the failure; so is the moderator of a game whose list address
+fails (the public summaries reach nobody there). A failing moderator address can be told
+to no one by mail: ``for_game`` gives ``pbem status`` all three (players, list, moderator).
 Times are parameters; nothing here reads the clock. Writes run inside the caller's
 transaction.
 """
@@ -82,32 +84,52 @@ def clear(store, address: str) -> bool:
 
 
 def for_game(store, game: str) -> list[dict]:
-    """The players of ``game`` whose current address fails, each with ``player`` and
-    ``commands`` (what helps) added to the address's record; by player."""
+    """Every address of ``game`` that fails: its players' by player, then its list's and its
+    moderator's; each the address's record with ``player`` (None for the list and the
+    moderator), ``role`` ("player", "list" or "moderator"), ``marked`` and ``commands``
+    (what helps) added."""
+    columns = ", ".join("f." + f for f in FIELDS)
     rows = store.conn.execute(
-        f"select p.player, {', '.join('f.' + f for f in FIELDS)} from mail_players p "
+        f"select p.player, 'player', {columns} from mail_players p "
         "join mail_failures f on f.address = lower(p.address) where p.game = ? order by p.player", [game]).fetchall()
+    rows += store.conn.execute(
+        f"select null, 'list', {columns} from mail_games g join mail_failures f on f.address = lower(g.list_address) "
+        f"where g.game = ? union all select null, 'moderator', {columns} from mail_games g "
+        "join mail_failures f on f.address = lower(g.moderator_address) where g.game = ?", [game, game]).fetchall()
     out = []
-    for player, *values in rows:
-        entry = {"player": player, **dict(zip(FIELDS, values))}
+    for player, role, *values in rows:
+        entry = {"player": player, "role": role, **dict(zip(FIELDS, values))}
         entry["marked"] = entry["dead_since"] is not None
-        entry["commands"] = commands(game, player)
+        entry["commands"] = commands(game, player, role)
         out.append(entry)
     return out
 
 
-def commands(game: str, player: str) -> list[str]:
-    """The commands that help a moderator whose player's mail fails."""
-    out = [f"pbem address {game} {player} NEW-ADDRESS", f"pbem mail outbox --game {game}"]
-    out.insert(1, f"pbem replace {game} {player} --email NEW-ADDRESS (a new person takes the seat)")
-    return out
+def commands(game: str, player: str | None, role: str = "player") -> list[str]:
+    """The commands that help a moderator whose player's (or list's, or own) mail fails."""
+    if role == "list":
+        return [f"pbem address {game} --list NEW-ADDRESS (or none)", f"pbem mail outbox --game {game}"]
+    if role == "moderator":
+        return [f"pbem address {game} --moderator NEW-ADDRESS", f"pbem mail outbox --game {game}"]
+    return [f"pbem address {game} {player} NEW-ADDRESS",
+            f"pbem replace {game} {player} --email NEW-ADDRESS (a new person takes the seat)",
+            f"pbem mail outbox --game {game}"]
+
+
+def who(entry: dict) -> str:
+    """Whose address it is, in words: the player's name, "the list", "the moderator"."""
+    return {"list": "the list", "moderator": "the moderator"}.get(entry.get("role") or "player", entry["player"])
 
 
 def line(entry: dict) -> str:
     """One line for ``pbem status`` and ``pbem games``."""
     when = _shown(entry["since"])
-    state = "MAIL NOT DELIVERED (no reminders)" if entry["marked"] else f"bounce score {entry['score']:g} of {THRESHOLD:g}"
-    return (f"{entry['player']} <{entry['address']}>: {state}; failing since {when}, "
+    if entry.get("role") in ("list", "moderator"):
+        state = "MAIL NOT DELIVERED" if entry["marked"] else f"bounce score {entry['score']:g} of {THRESHOLD:g}"
+    else:
+        state = ("MAIL NOT DELIVERED (no reminders)" if entry["marked"]
+                 else f"bounce score {entry['score']:g} of {THRESHOLD:g}")
+    return (f"{who(entry)} <{entry['address']}>: {state}; failing since {when}, "
             f"{entry['failed_messages']} message(s) failed, last answer: {entry['last_answer']}; "
             f"try: {entry['commands'][0]}")
 
@@ -123,17 +145,22 @@ def _tell(store, entry: dict, at: str) -> None:
     news_dead = entry["dead_since"] is not None and entry["told_dead_at"] is None
     if not (news_start or news_dead):
         return
-    for row in tables.players_at(store, entry["address"]):
-        moderator = tables.moderator_address(store, row.game)
+    places = [(row.game, row.player) for row in tables.players_at(store, entry["address"])]
+    places += [(game, None) for game, role in tables.roles_at(store, entry["address"]) if role == "list"]
+    for game, player in places:  # a failing moderator address: nobody to mail (pbem status shows it)
+        moderator = tables.moderator_address(store, game)
         if moderator and moderator.lower() != entry["address"]:
-            _queue_notice(store, row.game, row.player, moderator, entry, at)
+            _queue_notice(store, game, player, moderator, entry, at)
     store.conn.execute("update mail_failures set told_at = coalesce(told_at, ?), told_dead_at = ? where address = ?",
                        [at, at if entry["dead_since"] else None, entry["address"]])
 
 
-def _queue_notice(store, game: str, player: str, moderator: str, entry: dict, at: str) -> None:
+def _queue_notice(store, game: str, player: str | None, moderator: str, entry: dict, at: str) -> None:
+    """``player`` None: the address is the game's list address."""
     from ..store import outbox
     from .judge import _domain, subject_tag
+    if player is None:
+        return _queue_list_notice(store, game, moderator, entry, at)
     marked = entry["dead_since"] is not None
     lines = [f"The judge cannot deliver mail to {player} in game {game} ({entry['address']}).", "",
              f"Failing since:     {_shown(entry['since'])}",
@@ -149,5 +176,23 @@ def _queue_notice(store, game: str, player: str, moderator: str, entry: dict, at
         f"  pbem status {game}", "", "(docs/email.md, \"When mail cannot be delivered\")"]
     subject = (f"{subject_tag(game)} mail to {player} " + ("not delivered: no more reminders" if marked
                                                             else "cannot be delivered"))
+    outbox.queue(store, game=game, kind="notice", recipient=moderator, subject=subject,
+                 text="\n".join(lines) + "\n", at=at, domain=_domain(store))
+
+
+def _queue_list_notice(store, game: str, moderator: str, entry: dict, at: str) -> None:
+    from ..store import outbox
+    from .judge import _domain, subject_tag
+    marked = entry["dead_since"] is not None
+    lines = [f"The judge cannot deliver the public summaries of game {game} to its list ({entry['address']}).", "",
+             f"Failing since:     {_shown(entry['since'])}",
+             f"Last server answer: {entry['last_answer']}",
+             f"Messages failed:   {entry['failed_messages']}",
+             f"Bounce score:      {entry['score']:g} (at {THRESHOLD:g} it is marked \"mail not delivered\")", "",
+             "The judge goes on sending the list each summary; whoever reads the game only there misses them.",
+             "The players' own mail is not affected.", "",
+             "What helps:"] + [f"  {command}" for command in commands(game, None, "list")] + [
+             f"  pbem status {game}", "", "(docs/email.md, \"When mail cannot be delivered\")"]
+    subject = f"{subject_tag(game)} mail to the list " + ("not delivered" if marked else "cannot be delivered")
     outbox.queue(store, game=game, kind="notice", recipient=moderator, subject=subject,
                  text="\n".join(lines) + "\n", at=at, domain=_domain(store))

@@ -363,10 +363,13 @@ def set_plain(store, game: str, player: str | None, plain: bool) -> dict:
 
 def set_list(store, game: str, address: str | None, plain: bool | None = None) -> str | None:
     from ..protocol import commands
+    from . import failures
     address = check_address(address) if address else None
     with store.atomic():
         commands.load(store, game)
         tables.set_list_address(store, game, address)
+        if address:
+            failures.clear(store, address)  # given (again) by the moderator: tried afresh
         if plain is not None:
             tables.set_plain(store, game, None, plain)
     return address
@@ -376,10 +379,13 @@ def set_moderator(store, game: str, address: str | None) -> str | None:
     """Where the moderator of ``game`` is told what needs them (mail to a player that
     cannot be delivered); None removes it."""
     from ..protocol import commands
+    from . import failures
     address = check_address(address) if address else None
     with store.atomic():
         commands.load(store, game)
         tables.set_moderator_address(store, game, address)
+        if address:
+            failures.clear(store, address)  # given (again): tried afresh
     return address
 
 

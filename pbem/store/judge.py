@@ -102,6 +102,15 @@ def players_at(store, address: str) -> list[MailPlayer]:
     return [_player(row) for row in rows]
 
 
+def roles_at(store, address: str) -> list[tuple[str, str]]:
+    """Every (game, "list" or "moderator") whose list or moderator address is ``address``
+    (compared lower-cased)."""
+    return [(row[0], row[1]) for row in _rows(
+        store, "select game, 'list' from mail_games where lower(list_address) = ? union all "
+               "select game, 'moderator' from mail_games where lower(moderator_address) = ? order by 1, 2",
+        (address.lower(), address.lower()))]
+
+
 def set_list_address(store, game: str, address: str | None) -> None:
     store._require_transaction("set_list_address()")
     store.conn.execute("insert into mail_games (game, list_address) values (?, ?) "
@@ -223,6 +232,18 @@ def mark_reminded(store, game: str, key: tuple, stage: str, at: str, message_id:
     cursor = store.conn.execute("insert or ignore into mail_reminders (game, player, round, step, kind, stage, at, "
                                 "message_id) values (?, ?, ?, ?, ?, ?, ?, ?)", (game, *key, stage, at, message_id))
     return cursor.rowcount == 1
+
+
+def forget_reminded(store, game: str, places) -> int:
+    """Forget the notices sent to each (player, round, step) of ``places`` whose deadlines
+    moved (an extension or a resume moves all that a player owes): each request gets its
+    reminder again before its new deadline. Returns how many records went."""
+    store._require_transaction("forget_reminded()")
+    gone = 0
+    for place in places:
+        gone += store.conn.execute("delete from mail_reminders where game = ? and player = ? and round = ? "
+                                   "and step = ?", (game, *place)).rowcount
+    return gone
 
 
 def mail_state(store, game: str) -> dict | None:

@@ -61,6 +61,7 @@ def _load(name: str, path: str):
 _smtp = _load("pbem_tests_judge_conftest", "tests/judge/conftest.py")
 _game = _load("pbem_tests_game_by_mail", "tests/judge/test_game_by_mail.py")
 smtp_mailroom = _smtp.smtp_mailroom  # the fixture: aiosmtpd on 127.0.0.1, every message kept
+smtp_servers = _smtp.smtp_servers  # the fixture it starts its server with
 
 SEED = 20300102
 JUDGE, LIST = "judge@example.org", "table@example.org"

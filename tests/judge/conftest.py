@@ -3,9 +3,11 @@ and a way to write messages as mail clients do (with the ``email`` package)."""
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import json
 import re
+import secrets
 from email.message import EmailMessage
 from types import SimpleNamespace
 
@@ -81,6 +83,32 @@ class Judge:
         return (json.dumps(self.log()), json.dumps(self.outbox()))
 
 
+class FixedSeed:
+    """``secrets`` as pbem.protocol.commands sees it: the 32 bytes of a new game's server
+    seed come from a name, everything else stays random. The server seed decides the dice
+    (there are no client seeds here), so a fixed seed makes every run the same game."""
+
+    def __init__(self, name: str):
+        self.seed = hashlib.sha256(f"test_game_by_mail {name}".encode()).digest()
+
+    def token_bytes(self, n: int) -> bytes:
+        assert n == len(self.seed), n
+        return self.seed
+
+    def __getattr__(self, name):
+        return getattr(secrets, name)
+
+
+@pytest.fixture
+def fixed_seed(monkeypatch):
+    """``fixed_seed(name)``: the games created after it get the server seed named ``name``."""
+    from pbem.protocol import commands as protocol_commands
+
+    def fix(name: str) -> None:
+        monkeypatch.setattr(protocol_commands, "secrets", FixedSeed(name))
+    return fix
+
+
 @pytest.fixture
 def game(tmp_path):
     return Judge(tmp_path / "judge.db")
@@ -124,10 +152,9 @@ class Mailroom:
         return self.boxes.get(address.lower(), [])
 
 
-@pytest.fixture
-def smtp_mailroom():
-    """A real SMTP server on 127.0.0.1 (a free port, bound here: no race for it); yields
-    (port, Mailroom). Stopped at the end of the test."""
+def smtp_server(handler):
+    """A real SMTP server on 127.0.0.1 with the aiosmtpd ``handler``, on a free port bound
+    here (no race for it), started; the caller stops it."""
     import socket
 
     from aiosmtpd.controller import Controller
@@ -141,10 +168,26 @@ def smtp_mailroom():
         def _create_server(self):
             return self.loop.create_server(self._factory_invoker, sock=self._listener)
 
-    room = Mailroom()
-    controller = Bound(room)
+    controller = Bound(handler)
     controller.start()
-    try:
-        yield controller.port, room
-    finally:
+    return controller
+
+
+@pytest.fixture
+def smtp_servers():
+    """``start(handler)``: a real SMTP server (``smtp_server``); all stopped at the end of the test."""
+    started = []
+
+    def start(handler):
+        started.append(smtp_server(handler))
+        return started[-1]
+    yield start
+    for controller in started:
         controller.stop()
+
+
+@pytest.fixture
+def smtp_mailroom(smtp_servers):
+    """A real SMTP server on 127.0.0.1; yields (port, Mailroom). Stopped at the end of the test."""
+    room = Mailroom()
+    yield smtp_servers(room).port, room

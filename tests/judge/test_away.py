@@ -158,10 +158,26 @@ def test_an_extension_after_the_deadline_is_refused(timed):
     before = game.frozen()[0]
     result = game.send("frank", f"password {game.passwords['frank']}\nextend 2h")
     assert result.lines[0]["text"] == ("the deadline of frank's select passed at 2030-01-02T10:00:00Z; "
-                                       "an extension must come before it")
+                                       "an extension must come before it (after it, only the moderator can "
+                                       "give a new deadline)")
     assert game.frozen()[0] == before
+    # the moderator may give the overdue request a new deadline, but one that lies ahead
     refused(game, lambda: absence.extend(game.store, "g1", "frank", seconds=HOUR, at=when(25)),
-            "passed at 2030-01-02T10:00:00Z")
+            r"passed at 2030-01-02T10:00:00Z; a new deadline must be after now \(2030-01-02T11:00:00Z\)")
+
+
+def test_the_moderator_gives_an_overdue_request_a_new_deadline_in_a_game_that_waits(make_judge):
+    game = make_judge(deadline_seconds=DAY, deadlines={"remind": 6 * HOUR, "grace": 0, "on_late": "wait"})
+    judge.attach(game.store)
+    acts = deadlines.tick(game.store, when(30))  # a game that waits: late notices, nobody defaulted
+    assert {a.action for a in acts} == {"told late"}
+    assert [e for e in game.log() if e["kind"] in ("nmr", "default")] == []
+    absence.extend(game.store, "g1", "frank", until=when(48), reason="frank wrote that he was ill", at=when(30))
+    assert dues(game)["frank"] == when(48) and dues(game)["ani"] == when(24)
+    [event] = [e for e in game.log() if e["kind"] == "extended"]
+    assert event["data"]["by"] == "moderator" and event["data"]["requests"][0]["from"] == when(24)
+    report = audit_store(game.store, "g1")
+    assert report["ok"] and report["discretion"] == {"extensions": 1, "extensions_by_moderator": 1}
 
 
 def test_the_moderator_extends_named_deadlines_and_each_player_is_mailed_the_new_time(timed):
@@ -306,3 +322,25 @@ def test_in_a_signed_game_the_new_key_signs_from_the_replacement_on(make_judge, 
     assert report["ok"], report
     exported = "".join(json.dumps(e) + "\n" for e in game.log())
     assert "maria" not in exported
+
+
+def test_a_moved_deadline_gets_its_reminder_again_before_the_new_time(timed):
+    game = timed()
+    reminded = lambda at: sorted(a.player for a in deadlines.tick(game.store, at) if a.action == "reminded")
+    assert reminded(when(18)) == ["alex", "ani", "frank", "lothar"]  # 6h before the first deadline
+    absence.extend(game.store, "g1", "lothar", seconds=DAY, reason="a trip", at=when(19))
+    assert reminded(when(20)) == []  # lothar's new deadline is a day away
+    assert reminded(when(42)) == ["lothar"]  # 6h before it: the reminder about the new time
+    assert reminded(when(42.5)) == []  # once
+    body = game.outbox("reminder")[-1]["body_text"]
+    assert body.startswith("REMINDER: your sealed choice in game g1 (round 1, step 1) is due 2030-01-03 10:00:00 UTC.")
+
+
+def test_a_resume_gives_every_open_request_its_reminder_again(timed):
+    game = timed()
+    deadlines.tick(game.store, when(18))
+    absence.pause(game.store, "g1", "a holiday", at=when(19))
+    absence.resume(game.store, "g1", at=when(43))  # a day's pause: every deadline moves to when(48)
+    acts = deadlines.tick(game.store, when(42 + 1))
+    assert sorted(a.player for a in acts if a.action == "reminded") == ["alex", "ani", "frank", "lothar"]
+    assert {a.due for a in acts} == {when(48)}

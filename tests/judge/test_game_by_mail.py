@@ -25,12 +25,10 @@ message, and nobody waits for a deadline.
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import random
 import re
-import secrets
 from collections import Counter
 from datetime import datetime, timedelta, timezone
 from email.message import EmailMessage
@@ -301,25 +299,9 @@ SEEDS = (os.environ["PBEM_TEST_SEEDS"].split(",") if os.environ.get("PBEM_TEST_S
          else ["s0", "s1", "s2"])
 
 
-class FixedSeed:
-    """``secrets`` as pbem.protocol.commands sees it: the 32 bytes of a new game's server
-    seed come from a name, everything else stays random."""
-
-    def __init__(self, name: str):
-        self.seed = hashlib.sha256(f"test_game_by_mail {name}".encode()).digest()
-
-    def token_bytes(self, n: int) -> bytes:
-        assert n == len(self.seed), n
-        return self.seed
-
-    def __getattr__(self, name):
-        return getattr(secrets, name)
-
-
 @pytest.mark.parametrize("seed", SEEDS)
-def test_a_whole_game_played_only_by_mail(tmp_path, smtp_mailroom, monkeypatch, seed):
-    from pbem.protocol import commands as protocol_commands
-    monkeypatch.setattr(protocol_commands, "secrets", FixedSeed(seed))
+def test_a_whole_game_played_only_by_mail(tmp_path, smtp_mailroom, monkeypatch, fixed_seed, seed):
+    fixed_seed(seed)
     port, room = smtp_mailroom
     db = tmp_path / "judge.db"
 

@@ -67,30 +67,9 @@ class Refusing:
 
 
 @pytest.fixture
-def refusing():
-    import socket
-
-    from aiosmtpd.controller import Controller
-
-    class Bound(Controller):
-        def __init__(self, handler):
-            self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
-            self._listener.bind(("127.0.0.1", 0))
-            super().__init__(handler, hostname="127.0.0.1", port=self._listener.getsockname()[1])
-
-        def _create_server(self):
-            return self.loop.create_server(self._factory_invoker, sock=self._listener)
-
-    started = []
-
-    def start(refuse: dict[str, str]):
-        controller = Bound(Refusing(refuse))
-        controller.start()
-        started.append(controller)
-        return controller
-    yield start
-    for controller in started:
-        controller.stop()
+def refusing(smtp_servers):
+    """``start(refuse)``: a real SMTP server that refuses the addresses in ``refuse``."""
+    return lambda refuse: smtp_servers(Refusing(refuse))
 
 
 def config(port: int) -> MailConfig:
@@ -340,3 +319,34 @@ def test_a_score_not_raised_for_seven_days_starts_again(moderated):
                        failures.get(game.store, "frank@example.org")["since"]))
     assert scores == [(1, when(1)), (2, when(1)), (1, when(25 + 8 * 24))]
     assert not failures.is_dead(game.store, "frank@example.org")
+
+
+# ---------------------------------------------------------------------- the list's and the moderator's own addresses
+
+def test_a_failing_list_address_is_told_to_the_moderator_and_a_failing_moderator_shows_in_status(moderated, refusing):
+    game = moderated()
+    server = refusing({"table@lists.example.org": "550 5.1.1 no such list",
+                       MODERATOR: "550 5.1.1 <mod> gone"})
+    with game.store.transaction():  # something for the list to carry
+        judge.queue_summary(game.store, game.session(), 1, when(0))
+    send_due(game.store, config(server.port), when(0))
+    # the list: the moderator is mailed, with what helps; players' mail is untouched
+    [notice] = [r for r in game.outbox() if r["recipient"] == MODERATOR and "list" in r["subject"]]
+    assert notice["subject"] == "[g1] mail to the list not delivered"
+    assert notice["body_text"].startswith("The judge cannot deliver the public summaries of game g1 to its list "
+                                          "(table@lists.example.org).")
+    assert "  pbem address g1 --list NEW-ADDRESS (or none)" in notice["body_text"]
+    assert not any(failures.is_dead(game.store, f"{p}@example.org") for p in ("ani", "alex", "frank", "lothar"))
+    # the moderator's own address refuses that notice too: nobody to mail, but status says both
+    send_due(game.store, config(server.port), when(0.1))
+    entries = failures.for_game(game.store, "g1")
+    assert [(e["role"], e["player"], e["address"], e["marked"]) for e in entries] == [
+        ("list", None, "table@lists.example.org", True), ("moderator", None, MODERATOR, True)]
+    lines = [failures.line(e) for e in entries]
+    assert lines[0].startswith("the list <table@lists.example.org>: MAIL NOT DELIVERED; failing since")
+    assert lines[1].startswith(f"the moderator <{MODERATOR}>: MAIL NOT DELIVERED; failing since")
+    assert "try: pbem address g1 --moderator NEW-ADDRESS" in lines[1]
+    # the moderator gives the list address again: tried afresh
+    judge.set_list(game.store, "g1", "table@lists.example.org")
+    judge.set_moderator(game.store, "g1", MODERATOR)
+    assert failures.for_game(game.store, "g1") == []
