@@ -42,6 +42,8 @@ def _load(name: str, path: str):
 
 _undeliverable = _load("pbem_tests_undeliverable", "tests/judge/test_undeliverable.py")
 refusing = _undeliverable.refusing  # the fixture: aiosmtpd on 127.0.0.1 refusing chosen addresses
+# ... which stands on this fixture of tests/judge/conftest.py (not a conftest of this folder)
+smtp_servers = _load("pbem_tests_judge_conftest_servers", "tests/judge/conftest.py").smtp_servers
 
 
 def later(stamp: str, hours: float) -> str:
