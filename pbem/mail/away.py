@@ -11,7 +11,7 @@ hook, so each notice is queued in the transaction of the event behind it:
   (a player who asked by mail reads the new time in the judge's answer);
 - a replacement: a notice to the other players and the list (not naming any address).
 A request whose deadline an extension or a resume moved gets its reminder again before the
-new deadline (``deadlines.tick`` sends it when that reminder's window opens).
+new deadline, when the reminder time is still ahead (``remind_again``).
 ``replace`` gives a seat a new person: a new address and password (or key), the old ones
 refused from then on, and a welcome that carries everything the seat knows.
 """
@@ -27,7 +27,6 @@ NOTICE_KINDS = ("paused", "resumed", "extended", "replaced")
 def notices(store, session, seq: int, at: str) -> None:
     """Queue the notices of the discretionary events after ``seq`` (see the module docstring)."""
     events = [ev for ev in store.events(session.game_id, after=seq) if ev.kind in NOTICE_KINDS]
-    _remind_again(store, session, events)
     for ev in events:
         if ev.kind == "paused":
             _tell(store, session, None, at, f"paused by the moderator", _paused_text(session, ev.data, ev.at))
@@ -50,17 +49,39 @@ def notices(store, session, seq: int, at: str) -> None:
             _tell(store, session, seat, at, f"{seat} has a new player", text)
 
 
-def _remind_again(store, session, events) -> None:
-    """A request whose deadline moved (an extension names it; a resume moves every open one)
-    gets its reminder again before the new deadline: the one sent was about the old time."""
-    keys = set()
+def remind_again(store, session, seq: int, at: str) -> None:
+    """The requests whose deadline an extension or a resume after ``seq`` moved: a notice
+    about the old time that is still queued is dropped, and the notice can go again about
+    the new one, as far as its moment is still ahead: The reminder, when the new deadline is
+    further away than the reminder time (``--remind``): an extension a moment before the
+    deadline is itself the news, and the player was told of it. The late notice, when the
+    request is no longer late (a resume of a game that waits keeps an overdue request late:
+    nobody is told so twice)."""
+    from ..store import outbox
+    from .deadlines import LATE, REMINDER, later, requests
+    events = [ev for ev in store.events(session.game_id, after=seq) if ev.kind in ("extended", "resumed")]
+    if not events or session.state is None or session.finished:
+        return
+    moved = set()
     for ev in events:
         if ev.kind == "extended":
-            keys |= {(r["player"], r["round"], r["step"]) for r in ev.data["requests"]}
-        elif ev.kind == "resumed" and session.state is not None:
-            keys |= {clock[:3] for _who, _what, _sealed, clock in session.owed()}
-    if keys:
-        tables.forget_reminded(store, session.game_id, sorted(keys))
+            moved |= {(r["player"], r["round"], r["step"], r["kind"]) for r in ev.data["requests"]}
+        else:
+            moved |= {clock for _who, _what, _sealed, clock in session.owed()}
+    rules = tables.deadlines(store, session.game_id)
+    for key, clock, entry in requests(session):  # key: as the notices are recorded
+        due = entry.get("due")
+        if clock not in moved or due is None:
+            continue
+        stages = []
+        if rules.remind and at < later(due, -rules.remind):
+            stages.append(REMINDER)
+        if at < later(due, rules.grace):
+            stages.append(LATE)
+        records = tables.reminder_records(store, session.game_id, key)
+        if records:  # a notice still queued names the old time: it goes nowhere (unless handed to SMTP)
+            outbox.drop_stale(store, session.game_id, [m for _stage, m in records], "its deadline moved", at)
+            tables.forget_reminded(store, session.game_id, key, stages)
 
 
 def _tell(store, session, skip: str | None, at: str, what: str, text: str) -> None:

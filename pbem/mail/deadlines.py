@@ -174,11 +174,14 @@ def owed(session) -> dict[tuple, dict]:
     """What each player owes now, by request (player, round, step, kind: "commit" or
     "reveal" in a sealed step, else the decision's kind), each with the ``since`` and ``due``
     of ``reports.waiting``, in its order (which is the order ``nmr`` settles them in)."""
+    return {key: entry for key, _clock, entry in requests(session)}
+
+
+def requests(session) -> list[tuple[tuple, tuple, dict]]:
+    """(key as ``owed`` has it, the protocol's clock key, entry) of each request owed now."""
     from ..protocol.reports import waiting
-    out = {}
-    for (player, what, _sealed, clock), entry in zip(session.owed(), waiting(session)):
-        out[(player, clock[1], clock[2], what)] = entry
-    return out
+    return [((player, clock[1], clock[2], what), clock, entry)
+            for (player, what, _sealed, clock), entry in zip(session.owed(), waiting(session))]
 
 
 def _tick_game(store, game: str, now: str, said) -> None:

@@ -146,7 +146,8 @@ def _tell(store, entry: dict, at: str) -> None:
     if not (news_start or news_dead):
         return
     places = [(row.game, row.player) for row in tables.players_at(store, entry["address"])]
-    places += [(game, None) for game, role in tables.roles_at(store, entry["address"]) if role == "list"]
+    places += [(game, None) for game, role in tables.roles_at(store, entry["address"])
+               if role == "list" and game not in {g for g, _player in places}]  # one notice a game
     for game, player in places:  # a failing moderator address: nobody to mail (pbem status shows it)
         moderator = tables.moderator_address(store, game)
         if moderator and moderator.lower() != entry["address"]:

@@ -110,6 +110,7 @@ def follow_ups(store, session, before: dict, position: tuple, seq: int, at: str,
     away.notices(store, session, seq, at)
     from .deadlines import drop_settled
     drop_settled(store, session, at)
+    away.remind_again(store, session, seq, at)  # after drop_settled: a settled request is not reminded again
     if privates:
         _queue_privates(store, session, before, seq, at)
     where = _position(session) + (session.seed_revealed,)

@@ -76,7 +76,8 @@ def replace(store, game_id: str, seat: str, key: str | None = None, reason: str 
 
 def tally(rows) -> dict:
     """The discretionary events of a log (export dicts or Events), counted for a verdict:
-    ``{"pauses", "extensions", "extensions_by_moderator", "replacements", "stand_in_moves"}``
+    ``{"pauses", "extensions", "extensions_by_moderator", "extensions_after_deadline",
+    "replacements", "stand_in_moves"}``
     (only the non-zero ones). Forced defaults and moderator-made seals are counted with
     the trust checks of the audit itself."""
     counts: dict[str, int] = {}
@@ -84,13 +85,16 @@ def tally(rows) -> dict:
     def add(name: str) -> None:
         counts[name] = counts.get(name, 0) + 1
     for ev in rows:
-        kind, data = (ev["kind"], ev["data"]) if isinstance(ev, dict) else (ev.kind, ev.data)
+        kind, data, at = (ev["kind"], ev["data"], ev["at"]) if isinstance(ev, dict) else (ev.kind, ev.data, ev.at)
         if kind == "paused":
             add("pauses")
         elif kind == "extended":
             add("extensions")
             if data.get("by") == "moderator":
                 add("extensions_by_moderator")
+            if any(isinstance(r, dict) and isinstance(r.get("from"), str) and at >= r["from"]
+                   for r in data.get("requests") or ()):
+                add("extensions_after_deadline")  # the moderator's new deadline for an overdue request
         elif kind == "replaced":
             add("replacements")
         elif kind in ("commit", "decide") and data.get("by") == "stand-in":
@@ -106,8 +110,9 @@ def tally_text(counts: dict) -> str:
     if counts.get("pauses"):
         parts.append(n(counts["pauses"], "pause"))
     if counts.get("extensions"):
+        late = counts.get("extensions_after_deadline")
         parts.append(n(counts["extensions"], "extension") + f" ({counts.get('extensions_by_moderator', 0)} by the "
-                     f"moderator)")
+                     f"moderator" + (f", {late} after the deadline had passed" if late else "") + ")")
     if counts.get("replacements"):
         parts.append(n(counts["replacements"], "replacement"))
     if counts.get("stand_in_moves"):

@@ -196,7 +196,7 @@ class SeatsAndTime:
                                   f"come before it (after it, only the moderator can give a new deadline)")
                 if until <= at:  # an overdue request: the moderator's new deadline lies ahead
                     raise Refused(f"the deadline of {key[0]}'s {key[3]} passed at {due}; a new deadline must "
-                                  f"be after now ({at}): give --until TIME, or a longer extension")
+                                  f"be after now ({at}): give a later time, or a longer extension")
             if until <= due:
                 raise Refused(f"an extension moves a deadline later: {until} is not after {due}")
             if data["by"] == "player" and seconds_between(due, until) > allowance(self.meta)["max_seconds"]:

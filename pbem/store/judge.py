@@ -234,16 +234,24 @@ def mark_reminded(store, game: str, key: tuple, stage: str, at: str, message_id:
     return cursor.rowcount == 1
 
 
-def forget_reminded(store, game: str, places) -> int:
-    """Forget the notices sent to each (player, round, step) of ``places`` whose deadlines
-    moved (an extension or a resume moves all that a player owes): each request gets its
-    reminder again before its new deadline. Returns how many records went."""
+def reminder_records(store, game: str, key: tuple) -> list[tuple[str, str]]:
+    """(stage, message_id) of each notice recorded for request ``key`` (player, round,
+    step, kind as ``deadlines.owed`` keys it)."""
+    return [(row[0], row[1]) for row in _rows(
+        store, "select stage, message_id from mail_reminders where game = ? and player = ? and round = ? "
+               "and step = ? and kind = ? order by stage", (game, *key))]
+
+
+def forget_reminded(store, game: str, key: tuple, stages) -> int:
+    """Forget the ``stages`` notices of request ``key``, so that they can go again (its
+    deadline moved). Returns how many records went."""
     store._require_transaction("forget_reminded()")
-    gone = 0
-    for place in places:
-        gone += store.conn.execute("delete from mail_reminders where game = ? and player = ? and round = ? "
-                                   "and step = ?", (game, *place)).rowcount
-    return gone
+    stages = list(stages)
+    if not stages:
+        return 0
+    marks = ",".join("?" * len(stages))
+    return store.conn.execute(f"delete from mail_reminders where game = ? and player = ? and round = ? and step = ? "
+                              f"and kind = ? and stage in ({marks})", (game, *key, *stages)).rowcount
 
 
 def mail_state(store, game: str) -> dict | None:

@@ -204,3 +204,26 @@ def test_tick_killed_while_telling_the_late_leaves_no_record_and_tells_them_late
     assert sorted(r["recipient"] for r in cli.json("mail", "outbox") if r["kind"] == "reminder") == [
         "alex@example.org", "ani@example.org"]
     assert cli.json("mail", "tick")["actions"] == []
+
+
+def test_status_and_games_name_a_failing_list_and_a_failing_moderator(cli, old_game, pbem_db):
+    old_game()
+    cli.ok("address", "old", "--list", "table@lists.example.org")
+    cli.ok("address", "old", "--moderator", "mod@example.org")
+    from pbem.mail import failures
+    with Store(pbem_db) as store, store.transaction():
+        failures.record(store, "table@lists.example.org", "550 5.1.1 no such list", PAST, certain=True)
+        failures.record(store, "mod@example.org", "550 5.1.1 gone", PAST, certain=True)
+    report = cli.json("status", "old")
+    assert [(e["role"], e["player"], e["address"], e["marked"]) for e in report["mail"]["undeliverable"]] == [
+        ("list", None, "table@lists.example.org", True), ("moderator", None, "mod@example.org", True)]
+    text = cli.ok("status", "old").stdout
+    assert ("mail cannot be delivered: the list <table@lists.example.org>: MAIL NOT DELIVERED; failing since "
+            "2020-01-01 00:00:00 UTC") in text
+    assert "mail cannot be delivered: the moderator <mod@example.org>: MAIL NOT DELIVERED;" in text
+    assert "try: pbem address old --moderator NEW-ADDRESS" in text
+    line = cli.ok("games").stdout.splitlines()[0]
+    assert line.endswith("MAIL CANNOT BE DELIVERED to the list (not delivered), the moderator (not delivered)"), line
+    # the moderator gives the list again: tried afresh
+    cli.ok("address", "old", "--list", "table@lists.example.org")
+    assert [e["role"] for e in cli.json("status", "old")["mail"]["undeliverable"]] == ["moderator"]

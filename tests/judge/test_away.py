@@ -166,6 +166,17 @@ def test_an_extension_after_the_deadline_is_refused(timed):
             r"passed at 2030-01-02T10:00:00Z; a new deadline must be after now \(2030-01-02T11:00:00Z\)")
 
 
+def test_the_moderators_new_deadline_within_the_grace_period_keeps_the_default_away(make_judge):
+    game = make_judge(deadline_seconds=DAY, deadlines={"remind": 0, "grace": 2 * HOUR, "on_late": "default"})
+    judge.attach(game.store)
+    absence.extend(game.store, "g1", "frank", until=when(30), reason="frank mailed that he is ill", at=when(25))
+    acts = deadlines.tick(game.store, when(26.5))  # past the old deadline and its grace: the others defaulted
+    assert sorted(a.player for a in acts if a.action == "defaulted") == ["alex", "ani", "lothar"]
+    assert [e["data"]["player"] for e in game.log() if e["kind"] == "nmr"] == ["ani", "alex", "lothar"]
+    assert dues(game).get("frank") == when(30)
+    assert [a.player for a in deadlines.tick(game.store, when(32)) if a.action == "defaulted"] == ["frank"]
+
+
 def test_the_moderator_gives_an_overdue_request_a_new_deadline_in_a_game_that_waits(make_judge):
     game = make_judge(deadline_seconds=DAY, deadlines={"remind": 6 * HOUR, "grace": 0, "on_late": "wait"})
     judge.attach(game.store)
@@ -177,7 +188,9 @@ def test_the_moderator_gives_an_overdue_request_a_new_deadline_in_a_game_that_wa
     [event] = [e for e in game.log() if e["kind"] == "extended"]
     assert event["data"]["by"] == "moderator" and event["data"]["requests"][0]["from"] == when(24)
     report = audit_store(game.store, "g1")
-    assert report["ok"] and report["discretion"] == {"extensions": 1, "extensions_by_moderator": 1}
+    assert report["ok"] and report["discretion"] == {"extensions": 1, "extensions_by_moderator": 1,
+                                                     "extensions_after_deadline": 1}
+    assert "1 extension (1 by the moderator, 1 after the deadline had passed)" in report_text(report)
 
 
 def test_the_moderator_extends_named_deadlines_and_each_player_is_mailed_the_new_time(timed):
@@ -336,11 +349,46 @@ def test_a_moved_deadline_gets_its_reminder_again_before_the_new_time(timed):
     assert body.startswith("REMINDER: your sealed choice in game g1 (round 1, step 1) is due 2030-01-03 10:00:00 UTC.")
 
 
+def test_a_queued_reminder_about_the_old_time_is_dropped_when_the_deadline_moves(timed):
+    game = timed()
+    deadlines.tick(game.store, when(18))  # queued, not sent
+    [old] = [r for r in game.outbox("reminder") if r["recipient"] == "lothar@example.org"]
+    absence.extend(game.store, "g1", "lothar", seconds=DAY, reason="a trip", at=when(19))
+    [row] = [r for r in game.outbox() if r["id"] == old["id"]]
+    assert row["state"] == "dropped" and row["last_error"] == "its deadline moved"
+    others = [r for r in game.outbox("reminder") if r["recipient"] != "lothar@example.org"]
+    assert {r["state"] for r in others} == {"queued"}  # the others' deadlines did not move
+
+
+def test_an_extension_inside_the_reminder_time_sends_no_second_reminder(timed):
+    game = timed()
+    deadlines.tick(game.store, when(18))
+    absence.extend(game.store, "g1", "lothar", seconds=2 * HOUR, reason="an hour or two", at=when(21))
+    # the new deadline (when(26)) is closer than the reminder time: the extension notice was the news
+    assert [a for a in deadlines.tick(game.store, when(21.5)) if a.player == "lothar"] == []
+
+
 def test_a_resume_gives_every_open_request_its_reminder_again(timed):
     game = timed()
     deadlines.tick(game.store, when(18))
     absence.pause(game.store, "g1", "a holiday", at=when(19))
-    absence.resume(game.store, "g1", at=when(43))  # a day's pause: every deadline moves to when(48)
-    acts = deadlines.tick(game.store, when(42 + 1))
+    # a plain resume keeps the 5h that were left: inside the reminder time, so the resume's own
+    # notice (with the new deadlines) is the news, and no second reminder follows
+    absence.resume(game.store, "g1", at=when(43))
+    assert dues(game)["ani"] == when(48) and deadlines.tick(game.store, when(43.5)) == []
+    # a resume --until far ahead: the reminder goes again, 6h before the new deadline
+    absence.pause(game.store, "g1", "another", at=when(44))
+    absence.resume(game.store, "g1", until=when(96), at=when(45))
+    assert deadlines.tick(game.store, when(89)) == []
+    acts = deadlines.tick(game.store, when(90))
     assert sorted(a.player for a in acts if a.action == "reminded") == ["alex", "ani", "frank", "lothar"]
-    assert {a.due for a in acts} == {when(48)}
+    assert {a.due for a in acts} == {when(96)}
+
+
+def test_a_resume_of_a_game_that_waits_does_not_tell_an_overdue_player_again(make_judge):
+    game = make_judge(deadline_seconds=DAY, deadlines={"remind": 6 * HOUR, "grace": 0, "on_late": "wait"})
+    judge.attach(game.store)
+    assert {a.action for a in deadlines.tick(game.store, when(30))} == {"told late"}
+    absence.pause(game.store, "g1", "a holiday", at=when(31))
+    absence.resume(game.store, "g1", at=when(32))  # every deadline moves on by an hour: still past
+    assert deadlines.tick(game.store, when(32.1)) == []
