@@ -263,6 +263,14 @@ def m014_former_players(db: Database) -> None:
     )
 
 
+def m015_held_answers(db: Database) -> None:
+    # An answer that only confirms may wait a short while in the outbox (held_until, its
+    # first send time) to travel inside the player's next message (issue 16); per game, how
+    # long (seconds; null: the default, pbem.store.judge.HOLD_ANSWERS_SECONDS; 0: never).
+    db.execute("ALTER TABLE outbox ADD COLUMN held_until TEXT")
+    db.execute("ALTER TABLE mail_games ADD COLUMN hold_answers_seconds INTEGER")
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -278,6 +286,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m012_undeliverable,
     m013_page_folders,
     m014_former_players,
+    m015_held_answers,
 ]
 
 

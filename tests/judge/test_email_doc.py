@@ -27,7 +27,7 @@ SECTIONS = ["Setting up a game by mail", "What a player may send", "What the jud
             "What the database holds that is secret", "Sending: the outbox", "Deadlines and reminders",
             "When mail cannot be delivered", "Configuration", "Fetching by IMAP",
             "Running by itself: `pbem mail run`", "Examples"]
-EXAMPLES = ["welcome", "answer", "refusal", "reminder", "moment", "summary", "list", "result"]
+EXAMPLES = ["welcome", "answer", "refusal", "reminder", "moment", "carried", "summary", "list", "result"]
 # commands that need no mail server: run for real, in this order, on one database
 RUNNABLE = ("new", "address", "mail settings", "mail tick", "mail outbox", "mail send --to-dir")
 
