@@ -138,7 +138,7 @@ def audit(game: Annotated[Optional[str], typer.Argument(help="A game in the data
     for text in head or []:
         seq, _, digest = text.partition(":")
         digest = digest.strip().rstrip("…").lower()
-        if not seq.isdigit() or not 8 <= len(digest) <= 64 or any(c not in "0123456789abcdef" for c in digest):
+        if not seq.isdecimal() or not 8 <= len(digest) <= 64 or any(c not in "0123456789abcdef" for c in digest):
             fail("give --head as SEQ:HASH, the hash whole or its first 8+ hex characters, e.g. 214:9f3a06c1", 2)
         published.heads.append((int(seq), digest))
     if seed_hash is not None:

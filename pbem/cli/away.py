@@ -117,7 +117,7 @@ def extend(game: GameArg,
 
 
 def _looks_like_duration(text: str) -> bool:
-    return len(text) >= 2 and text[-1].lower() in "mhd" and text[:-1].isdigit()
+    return len(text) >= 2 and text[-1].lower() in "mhd" and text[:-1].isdecimal()
 
 
 @handled

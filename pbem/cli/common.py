@@ -51,7 +51,22 @@ def open_store(db: Optional[Path], create: bool = False):
     store.write_hooks.append(write_hook)  # writes to a game with addresses queue the mail they call for
     from ..render import publish
     publish.attach(store)  # and to a game that keeps its viewer in a folder, write it again
+    _OPENED.append(store)
     return store
+
+
+_OPENED: list = []  # the stores this command opened, whose page errors it reports
+
+
+def warn_page_errors() -> None:
+    """A viewer the judge keeps in a folder that could not be written after a committed
+    write: one warning line each on stderr. The command's own result stands (its write is
+    committed), so the exit status does not change."""
+    for store in _OPENED:
+        errors, store.page_errors = getattr(store, "page_errors", []), []
+        for message in errors:
+            typer.echo(f"pbem: warning: {_one_line(Exception(message))}", err=True)
+    _OPENED.clear()
 
 
 def fail(message: str, code: int = 1):
@@ -88,6 +103,7 @@ def handled(func):
             fail(f"the games database cannot be used: {_one_line(exc)}")
         finally:
             _GLOBAL["json"] = outer
+            warn_page_errors()
     return wrapper
 
 
@@ -145,7 +161,7 @@ def parse_round(value: Optional[str]) -> int | None:
     """A round number given as text (click's own int check would quote all of it)."""
     if value is None:
         return None
-    if not value.strip().isdigit():
+    if not value.strip().isdecimal():
         raise typer.BadParameter(f"{quote(value)} is not a round number; give one like 3")
     return int(value)
 
@@ -155,7 +171,7 @@ def parse_duration(value: Optional[str]) -> int | None:
         return None
     units = {"m": 60, "h": 3600, "d": 86400}
     text = value.strip().lower()
-    if len(text) >= 2 and text[-1] in units and text[:-1].isdigit() and int(text[:-1]) > 0:
+    if len(text) >= 2 and text[-1] in units and text[:-1].isdecimal() and int(text[:-1]) > 0:
         seconds = int(text[:-1]) * units[text[-1]]
         if seconds <= 365 * 86400:
             return seconds

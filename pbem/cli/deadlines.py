@@ -23,9 +23,13 @@ def settings(game: GameArg, remind: RemindOption = None, grace: GraceOption = No
                  "--player-summaries", metavar="yes|no", show_default=False,
                  help="Whether players get every public summary in their mail too (yes, the default), "
                       "or only the final result, when the game's list address carries the summaries (no).")] = None,
+             hold_answers: Annotated[Optional[str], typer.Option(
+                 "--hold-answers", metavar="TIME", show_default=False,
+                 help="How long an answer that only confirms moves may wait to travel inside the player's next "
+                      "message (default 10m, at most 1h; 0: answer every mail at once).")] = None,
              db: DbOption = None, as_json: JsonOption = False):
-    """Show or change a game's reminders, grace period, what happens to late players, and
-    whether players get the summaries that the list carries.
+    """Show or change a game's reminders, grace period, what happens to late players,
+    whether players get the summaries that the list carries, and how long a plain answer waits.
 
     Without options it shows them. 'pbem mail tick' acts on them.
 
@@ -33,9 +37,11 @@ def settings(game: GameArg, remind: RemindOption = None, grace: GraceOption = No
     Example: pbem mail settings g1
     Example: pbem mail settings g1 --remind 12h --grace 1h --on-late wait
     Example: pbem mail settings g1 --player-summaries no
+    Example: pbem mail settings g1 --hold-answers 0     (answer every mail at once)
     """
     from ..mail import deadlines
     remind_s, grace_s = parse_wait(remind, "--remind"), parse_wait(grace, "--grace")
+    hold_s = parse_wait(hold_answers, "--hold-answers")
     if player_summaries is not None and player_summaries.lower() not in ("yes", "no"):
         fail(f"--player-summaries {player_summaries!r}: use yes (players get every summary) or no "
              f"(summaries go to the list address only)")
@@ -44,6 +50,8 @@ def settings(game: GameArg, remind: RemindOption = None, grace: GraceOption = No
         deadlines.configure(store, game, remind=remind_s, grace=grace_s, on_late=on_late)
     if player_summaries is not None:
         deadlines.set_player_summaries(store, game, player_summaries.lower() == "yes")
+    if hold_s is not None:
+        deadlines.set_hold_answers(store, game, hold_s)
     shown = deadlines.settings(store, game)
     emit(shown, as_json, settings_text(shown))
 
@@ -61,9 +69,18 @@ def settings_text(s: dict) -> str:
 
 
 def _summaries_text(s: dict) -> str:
+    from ..mail.deadlines import duration
     if s.get("player_summaries", True):
-        return "players get every public summary (player-summaries yes)"
-    return "players get the final result, the list every summary (player-summaries no)"
+        text = "players get every public summary (player-summaries yes)"
+    else:
+        text = "players get the final result, the list every summary (player-summaries no)"
+    hold = s.get("hold_answers_seconds")
+    if hold is None:
+        return text
+    if not hold:
+        return text + "; every mail is answered at once (hold-answers 0)"
+    return (text + f"; an answer that only confirms waits up to {duration(hold)} for the player's next message "
+                   f"(hold-answers {duration(hold)})")
 
 
 @handled

@@ -51,6 +51,7 @@ def send(smtp: Annotated[Optional[str], typer.Option("--smtp", callback=_check_s
          config_file: Annotated[Optional[Path], typer.Option("--config", help="Mail config file (default: $PBEM_MAIL_CONFIG, else ~/.config/pbem/mail.toml).", show_default=False)] = None,
          from_address: Annotated[Optional[str], typer.Option("--from", help="The judge's address, the From of every message.", show_default=False)] = None,
          to_dir: Annotated[Optional[Path], typer.Option("--to-dir", help="Write each message as a .eml file into this folder instead of sending it.", show_default=False)] = None,
+         at: Annotated[Optional[str], typer.Option("--at", metavar="TIME", show_default=False, help="Act as if it were TIME (UTC, 2030-01-02T10:00:00Z) instead of now: what is due then is sent (a held answer once its time has come), and marked sent at TIME.")] = None,
          db: DbOption = None, as_json: JsonOption = False):
     """Send every queued message that is due, and mark each one sent (or failed, for a retry).
 
@@ -63,6 +64,7 @@ def send(smtp: Annotated[Optional[str], typer.Option("--smtp", callback=_check_s
     \b
     Example: PBEM_SMTP_PASSWORD=... pbem mail send --smtp smtp.example.org:587 --user judge@example.org --from judge@example.org
     Example: pbem mail send --to-dir outgoing/     (write .eml files to send by hand)
+    Example: pbem mail send --to-dir outgoing/ --at 2030-01-02T10:15:00Z
     """
     import os
 
@@ -73,6 +75,10 @@ def send(smtp: Annotated[Optional[str], typer.Option("--smtp", callback=_check_s
 
     if to_dir is not None and smtp is not None:
         raise typer.BadParameter("give --smtp (send) or --to-dir (write files), not both")
+    from ..store.event import AT_PATTERN
+    if at is not None and not AT_PATTERN.fullmatch(at):
+        raise typer.BadParameter(f"--at {at!r} is not a time; give one in UTC like 2030-01-02T10:00:00Z")
+    clock = (lambda: at) if at is not None else utc_now
     config = with_overrides(load_config(config_file, os.environ), smtp=smtp, security=security,
                             user=user, judge_address=from_address)
     store = open_store(db)
@@ -83,14 +89,20 @@ def send(smtp: Annotated[Optional[str], typer.Option("--smtp", callback=_check_s
             if not config.judge_address:
                 typer.echo("pbem: note: no judge address (--from, or judge_address in the mail config): the files "
                            "say From: judge@ the Message-IDs' domain, which players cannot answer", err=True)
-            report = write_due(store, to_dir, utc_now(), config.judge_address, clock=utc_now)
+            report = write_due(store, to_dir, clock(), config.judge_address, clock=clock)
         else:
-            report = send_due(store, config, utc_now(), clock=utc_now)
+            report = send_due(store, config, clock(), clock=clock)
     lines = [send_line(r) for r in report.results]
     totals = [f"{len(report.sent)} {'written' if to_dir else 'sent'}", f"{len(report.failed)} failed"]
     if report.left:
         totals.append(f"{report.left} not tried")
     lines.append(", ".join(totals) if report.results or report.left else "nothing due to send")
+    from ..store import outbox as box
+    waiting = box.held_waiting(store, clock())
+    if waiting:
+        lines.append(f"{len(waiting)} answer{'s' if len(waiting) != 1 else ''} held for the players' next "
+                     f"message{'s' if len(waiting) != 1 else ''}; alone by {_when(max(r.held_until for r in waiting))} "
+                     f"at the latest")
     data, problem = report.as_dict(), None
     if not report.ok:
         given_up = sum(1 for r in report.failed if r.given_up)
@@ -153,7 +165,11 @@ def outbox(game: Annotated[Optional[str], typer.Option("--game", help="Only this
         if row.state == "dropped":
             lines.append(f"{head} - dropped {_when(row.failed_at)}: {safe(row.last_error)}")
             continue
-        tail = f" - attempts {row.attempts}, next try {_when(row.next_try_at)}"
+        if row.held_until and not row.attempts:
+            tail = (f" - held until {_when(row.held_until)} for the player's next message "
+                    f"(goes alone then, if none comes)")
+        else:
+            tail = f" - attempts {row.attempts}, next try {_when(row.next_try_at)}"
         if row.last_error:
             tail += f", last error: {safe(row.last_error)}"
         lines.append(head + tail)

@@ -94,7 +94,8 @@ def settings(store, game: str) -> dict:
     from ..protocol import commands
     session = commands.load(store, game)
     return {"game": game, "deadline_seconds": session.meta.get("deadline_seconds"),
-            **tables.deadlines(store, game).as_dict(), "player_summaries": tables.player_summaries(store, game)}
+            **tables.deadlines(store, game).as_dict(), "player_summaries": tables.player_summaries(store, game),
+            "hold_answers_seconds": tables.hold_answers(store, game)}
 
 
 def set_player_summaries(store, game: str, on: bool) -> None:
@@ -103,6 +104,23 @@ def set_player_summaries(store, game: str, on: bool) -> None:
     with store.atomic():
         commands.load(store, game)
         tables.set_player_summaries(store, game, on)
+
+
+def set_hold_answers(store, game: str, seconds: int) -> None:
+    """How long an answer that only confirms may wait to travel inside ``game``'s player's
+    next message (0: every answer goes at once; see ``pbem.mail.moment``)."""
+    from ..protocol import commands
+    from ..protocol.errors import Refused
+    if seconds < 0 or seconds > MAX_HOLD_SECONDS:
+        raise Refused(f"--hold-answers {duration(seconds)}: give at most {duration(MAX_HOLD_SECONDS)} "
+                      f"(a player waits this long for the answer to a move), or 0 to answer at once")
+    with store.atomic():
+        commands.load(store, game)
+        tables.set_hold_answers(store, game, seconds)
+
+
+# An answer held longer would leave a player wondering whether their mail arrived.
+MAX_HOLD_SECONDS = 3600
 
 
 def duration(seconds: int | None) -> str:

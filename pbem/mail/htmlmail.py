@@ -23,8 +23,9 @@ class Html(str):
     """A rendered HTML document (or fragment), as opposed to plain text."""
 
 
-def document(*pieces: str) -> str:
-    """One HTML document holding ``pieces`` in order (empty pieces are skipped)."""
+def document(*pieces: str, ruled: bool = False) -> str:
+    """One HTML document holding ``pieces`` in order (empty pieces are skipped); ``ruled``:
+    a rule (``<hr>``) between them, as between the parts of a message's text."""
     styles: list[str] = []
     title = ""
     parts: list[str] = []
@@ -44,4 +45,5 @@ def document(*pieces: str) -> str:
     head = "".join(styles)
     return ("<!DOCTYPE html>\n<html lang=\"en\">\n<head>\n<meta charset=\"utf-8\">\n"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">\n"
-            f"<title>{title or 'pbem'}</title>\n{head}\n</head>\n<body>\n" + "\n".join(parts) + "\n</body>\n</html>\n")
+            f"<title>{title or 'pbem'}</title>\n{head}\n</head>\n<body>\n" + ("\n<hr>\n" if ruled else "\n").join(parts)
+            + "\n</body>\n</html>\n")

@@ -71,11 +71,17 @@ class Result:
 
 
 class _Stop(Exception):
-    """End the pipeline with an answer (or none) and an outcome."""
+    """End the pipeline with an answer (or none) and an outcome. ``confirms``: the answer
+    only confirms moves (see ``CONFIRMED``), so it may wait for the player's next message."""
 
-    def __init__(self, outcome: str, answer: str | None = None):
+    def __init__(self, outcome: str, answer: str | None = None, confirms: bool = False):
         super().__init__(outcome)
-        self.outcome, self.answer = outcome, answer
+        self.outcome, self.answer, self.confirms = outcome, answer, confirms
+
+
+# What an answer that only confirms answers: moves, each applied. An answer to anything else
+# (status, help, private, extend), or one that refuses or notes anything, goes at once.
+CONFIRMED = ("seal", "commit", "reveal", "choice", "client-seed")
 
 
 class _Screened(_Stop):
@@ -166,7 +172,7 @@ def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, 
                 if result.bounced:
                     result.outcome += f"; bounce: {', '.join(result.bounced)}"
             if stop.answer is not None:
-                _answer(store, msg, result, stop.answer, now)
+                _answer(store, msg, result, stop.answer, now, hold=stop.confirms)
     if result.outcome.startswith("not answered: ") and not result.game:
         # a list's or a robot's copy is known by its bytes alone: the player's own copy
         # of the same message (the same Message-ID) is still read when it arrives
@@ -257,7 +263,10 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
         result.lines.append({"line": "", "ok": True, "note": True, "text": f"Not read as commands: {not_read}"})
     failed = [line for line in result.lines if not line["ok"]]
     result.outcome = "applied" if not failed else ("refused" if len(failed) == len(result.lines) else "partly applied")
-    raise _Stop(result.outcome, _answer_text(store, row, result, session) + _receipts(store, row, before, blocks))
+    confirms = (not failed and not broken and not any(line.get("note") for line in result.lines)
+                and all(c.verb in CONFIRMED for c in reading.commands))
+    raise _Stop(result.outcome, _answer_text(store, row, result, session) + _receipts(store, row, before, blocks),
+                confirms=confirms)
 
 
 def _receipts(store, row, before: int, blocks) -> str:
@@ -458,7 +467,7 @@ def _extend(store, row, text: str, now: str) -> tuple[bool, str, object]:
 def _duration(text: str) -> int | None:
     units = {"m": 60, "h": 3600, "d": 86400}
     text = text.strip().lower()
-    if len(text) >= 2 and text[-1] in units and text[:-1].isdigit() and 0 < int(text[:-1]) <= 10000:
+    if len(text) >= 2 and text[-1] in units and text[:-1].isdecimal() and 0 < int(text[:-1]) <= 10000:
         return int(text[:-1]) * units[text[-1]]
     return None
 
@@ -496,7 +505,7 @@ def _answer_text(store, row, result: Result, session) -> str:
     return "\n".join(out)
 
 
-def _answer(store, msg, result: Result, text: str, now: str) -> None:
+def _answer(store, msg, result: Result, text: str, now: str, hold: bool = False) -> None:
     from ..store import outbox
     from ..store.outbox import MESSAGE_ID_PATTERN
     address = result.address or msg.sender
@@ -508,7 +517,8 @@ def _answer(store, msg, result: Result, text: str, now: str) -> None:
     from .moment import current
     m = current(store)
     if m is not None and result.game and result.player:
-        m.add_answer(result.game, result.player, address, text + "\n", subject[:200], reply_to, refs[-10:])
+        m.add_answer(result.game, result.player, address, text + "\n", subject[:200], reply_to, refs[-10:],
+                     hold=hold)
         result.answered = True
         return
     outbox.queue(store, game=result.game or NO_GAME, kind="answer", recipient=address, subject=subject[:200],

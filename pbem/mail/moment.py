@@ -15,8 +15,17 @@ Summaries are rendered when the message is sent (a summary replays the log up to
 names, so its text is the same whenever it is rendered); a message that carries one is
 queued as what to render: ``{"parts": [...]}``, each part ``{"text": ...}`` or ``{"spec":
 ...}`` (see ``pbem.mail.judge.queue_summary``). ``render_row`` makes its bodies; the HTML
-alternative (when there is a summary) is built in ``html_of`` alone, so that a richer HTML
-part (a board picture) has one place to go.
+alternative (when a part has HTML: a summary, a private message) is built in ``html_of``
+alone, by ``pbem.mail.htmlmail.document``.
+
+An answer that only confirms moves (every line applied, nothing refused, nothing asked for,
+and to a player of the game) is not sent at once when it would go alone: it is queued HELD
+(``outbox.held_until``: the moment plus the game's ``--hold-answers`` time, 10 minutes
+unless set), and the next message this player gets within that time carries it, first,
+threaded under their mail. Two held answers to the same player join, in order, keeping the
+first one's time. With nothing to carry it, the held answer goes out alone when its time
+comes (``pbem mail send``/``run`` send it then). Holding, joining and carrying happen in the
+moment's own transaction: a crash leaves either the held row or the message carrying it.
 """
 
 from __future__ import annotations
@@ -29,6 +38,7 @@ RULE = "=" * 66
 LATE = ("You were late: the judge applied the documented default for you (the summary, or the\n"
         "next one, says what it was).\n\n")
 EXPORT_TYPE = "application/x-ndjson"
+REFERENCES = 20  # Message-IDs at most in a message's References (the answered mails kept first)
 
 
 @dataclass
@@ -41,11 +51,13 @@ class Moment:
     defaulted: set = field(default_factory=set)  # players to whom a default was applied
 
     def add_answer(self, game: str, player: str | None, address: str, text: str, subject: str,
-                   in_reply_to: str | None, references: tuple) -> None:
+                   in_reply_to: str | None, references: tuple, hold: bool = False) -> None:
+        """``hold``: the answer only confirms (see ``flush``): it may wait for the player's
+        next message, within the game's --hold-answers time."""
         _check(address)
         self.game = self.game or game
         self.answer = {"game": game, "player": player, "address": address, "text": text, "subject": subject,
-                       "in_reply_to": in_reply_to, "references": list(references)}
+                       "in_reply_to": in_reply_to, "references": list(references), "hold": hold}
 
     def add_summary(self, game: str, spec: dict, subject: str, kind: str, addresses=()) -> None:
         for address in addresses:  # everyone it goes to: a bad address fails the action that caused it
@@ -114,6 +126,7 @@ def flush(store, m: Moment) -> list[str]:
     if m.answer is not None and answered is None:  # an answer to someone who plays no game here
         ids.append(_queue(store, outbox, m.answer["game"], "answer", m.answer["address"], m.answer["subject"],
                           [{"text": m.answer["text"]}], m.at, _domain(store), m.answer))
+    window = tables.hold_answers(store, m.game) if m.game else 0
     for player in order:
         parts, answer = [], None
         if m.answer is not None and player == answered:
@@ -127,6 +140,10 @@ def flush(store, m: Moment) -> list[str]:
         if not parts:
             continue
         address = (answer or private or {}).get("address") or players[player].address
+        held = outbox.held(store, m.game, address, m.at)
+        if answer is not None and len(parts) == 1 and answer.get("hold") and window > 0:
+            ids.append(_hold(store, outbox, m, answer, held, window))
+            continue
         if answer is not None:
             kind, subject = "answer", answer["subject"]
         elif shared:
@@ -134,11 +151,48 @@ def flush(store, m: Moment) -> list[str]:
             subject = shared[-1]["subject"] + ("; and your private message" if private else "")
         else:
             kind, subject = "private", private["subject"]
+        if held:  # answers that waited for this message travel in it, first, in the order of the mails;
+            # it is a reply to those mails, under its own subject (what is new: a summary, the result)
+            outbox.take_held(store, [row.id for row in held])
+            parts = [{"text": row.body_text} for row in held] + parts
+            answer = _threaded([_as_answer(row) for row in held] + ([answer] if answer else []))
+            kind = "answer"
         ids.append(_queue(store, outbox, m.game, kind, address, subject, parts, m.at, _domain(store), answer))
     if listed:
         ids.append(_queue(store, outbox, m.game, specs[-1]["kind"], listed, specs[-1]["subject"],
                           [{"spec": s["spec"]} for s in specs], m.at, _domain(store), None))
     return ids
+
+
+def _hold(store, outbox, m: Moment, answer: dict, held: list, window: int) -> str:
+    """An answer that only confirms: held (``window`` seconds at most) for the player's next
+    message to carry; joined to an answer already held for them, if there is one."""
+    from ..protocol.times import shift
+    from .judge import _domain
+    if held:
+        last = held[-1]
+        both = _threaded([_as_answer(last), answer])
+        outbox.add_to_held(store, last.id, _join([last.body_text, answer["text"]]), answer["subject"][:200],
+                           both["in_reply_to"], both["references"])
+        return last.message_id
+    return outbox.queue(store, game=m.game, kind="answer", recipient=answer["address"], subject=answer["subject"][:200],
+                        text=_join([answer["text"]]), in_reply_to=answer["in_reply_to"],
+                        references=answer["references"][-REFERENCES:], at=m.at, domain=_domain(store),
+                        held_until=shift(m.at, window))
+
+
+def _as_answer(row) -> dict:
+    return {"subject": row.subject, "in_reply_to": row.in_reply_to, "references": list(row.references)}
+
+
+def _threaded(answers: list[dict]) -> dict:
+    """One answer's threading for several (in order): in reply to the latest mail, with every
+    answered mail in its References (those first, should the list be cut)."""
+    replied = [a["in_reply_to"] for a in answers if a.get("in_reply_to")]
+    refs = list(dict.fromkeys(ref for a in answers for ref in a["references"]))
+    while len(refs) > REFERENCES and any(ref not in replied for ref in refs):
+        refs.remove(next(ref for ref in refs if ref not in replied))
+    return {**answers[-1], "in_reply_to": replied[-1] if replied else None, "references": refs}
 
 
 def _queue(store, outbox, game, kind, address, subject, parts, at, domain, answer) -> str:
@@ -148,7 +202,7 @@ def _queue(store, outbox, game, kind, address, subject, parts, at, domain, answe
     return outbox.queue(store, game=game, kind=kind, recipient=address, subject=subject[:200], text=text, html=html,
                         render=None if rendered else json.dumps({"parts": parts}),
                         in_reply_to=answer["in_reply_to"] if answer else None,
-                        references=answer["references"][-10:] if answer else (), at=at, domain=domain)
+                        references=answer["references"][-REFERENCES:] if answer else (), at=at, domain=domain)
 
 
 def _join(texts: list[str]) -> str:
@@ -182,23 +236,10 @@ def render_row(store, game: str, render: str, cache: dict) -> tuple[str, str | N
 
 
 def html_of(texts: list[str], htmls: list[str | None]) -> str | None:
-    """The HTML alternative of a message (None when no part has HTML of its own): the first
-    HTML document's head, then each part where it stands, its HTML ``<body>`` or its text in
-    a ``<pre>`` (an answer, a notice). A client that shows the HTML part shows only it, so it
-    holds everything the text says."""
-    import html as markup
-    import re
-    docs = [h for h in htmls if h]
-    if not docs:
+    """The HTML alternative of a message (None when no part has HTML of its own): each part
+    where it stands, its HTML or its text (an answer, a notice), ruled off from the next as
+    in the text part; ``pbem.mail.htmlmail.document`` joins them."""
+    from .htmlmail import Html, document
+    if not any(htmls):
         return None
-    head, _, rest = docs[0].partition("<body>")
-    if not rest:
-        return docs[0]
-    pieces = []
-    for text, doc in zip(texts, htmls):
-        if doc is None:
-            pieces.append(f"<pre>{markup.escape(text.rstrip())}</pre>\n")
-        else:
-            body = re.search(r"<body>(.*)</body>", doc, re.S)
-            pieces.append(body.group(1) if body else doc)
-    return head + "<body>\n" + "<hr>\n".join(pieces) + "</body>\n</html>\n"
+    return document(*[Html(doc) if doc else text for text, doc in zip(texts, htmls)], ruled=True)

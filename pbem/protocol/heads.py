@@ -3,7 +3,8 @@
 A head is ``event N HASH`` (64 hex characters), as every summary prints it. The file may be
 a saved summary in any format, a text file of such lines, an mbox of the list's summaries
 (only the messages that name the game are read) or a saved forum thread (HTML). Markup
-between the words (HTML and BBCode tags, backticks) is removed first.
+between the words (HTML and BBCode tags, backticks, &nbsp;) is replaced by a space first
+(docs/protocol.md §13, step 2), so `event<b>70</b>` still reads as a head.
 """
 
 from __future__ import annotations

@@ -2,7 +2,7 @@
 committed write to the game (from the command line or from mail) writes ``DIR/GAME.html``
 again, once per transaction and only after it commits, so the page never shows an event
 that was rolled back. A page that cannot be written does not undo the write: the reason is
-kept in ``store.page_errors`` for the command line to report."""
+kept in ``store.page_errors``; the command line prints each as a warning on stderr."""
 
 from __future__ import annotations
 
@@ -39,4 +39,6 @@ def _refresh(store, game: str, folder: str) -> None:
     try:
         viewer.write_atomically(Path(folder) / f"{game}.html", viewer.from_store(store, game))
     except (OSError, ProtocolError) as exc:
-        store.page_errors.append(f"the viewer of {game} was not written to {folder}: {exc}")
+        store.page_errors.append(f"the viewer of {game} was not written to {folder}: {exc} (the command's own "
+                                 f"write stands; pbem page {game} --folder DIR sets another folder, --no-folder "
+                                 f"stops it)")

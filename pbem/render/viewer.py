@@ -93,7 +93,7 @@ def page_model(rec, rows: list[dict]) -> dict:
                    for r in rec.rounds],
         "head": {"seq": rows[-1]["seq"], "hash": rows[-1]["hash"]},
         "log": [{"seq": row["seq"], "at": row["at"], "kind": row["kind"], "hash": row["hash"],
-                 "brief": brief(row["kind"], row["data"]), "head_of": heads.get(row["seq"])} for row in rows],
+                 "brief": brief(row["kind"], row["data"], row["at"]), "head_of": heads.get(row["seq"])} for row in rows],
         "votes": votes(rec) if game_type == "tortuga1667" else None,
     }
 
@@ -132,34 +132,59 @@ def votes(rec) -> list[dict]:
     return shown
 
 
-def brief(kind: str, data: dict) -> str:
-    """A few words on an event, from its (public) data."""
-    player = data.get("player")
-    where = f" {data['round']}.{data['step']}" if "round" in data and "step" in data else ""
-    if kind == "created":
-        return f"players {', '.join(data.get('players', []))}"
-    if kind == "client_seed":
-        return f"{player}: {data.get('seed')}"
-    if kind == "started":
-        return "client entropy " + str(data.get("client_entropy", ""))[:16] + "…"
-    if kind == "commit":
-        return f"{player}, step{where}: {str(data.get('commitment', ''))[:16]}…" + (" (sealed by the moderator)" if data.get("by") == "moderator" else "")
-    if kind == "reveal":
-        return f"{player}, step{where}: {data.get('applied', data.get('choice'))}"
-    if kind == "reveal_held":
-        return f"{player}, step{where}: revealed to the judge (held until the end)"
-    if kind == "sealed_batch":
-        return f"step{where}: digest {str(data.get('digest', ''))[:16]}…"
-    if kind == "decide":
-        return f"{player}: {data.get('applied', data.get('choice'))}"
-    if kind == "default":
-        return f"{player}: {data.get('reason')}" + (f" ({data['choice']})" if "choice" in data else "")
-    if kind == "nmr":
-        return f"{player}, step{where}: late"
-    if kind == "disclosed":
-        return f"{len(data.get('steps', []))} anonymous steps disclosed"
-    if kind == "seed_revealed":
-        return f"seed {data.get('seed')}"
-    if kind == "key":
-        return f"{player}: key registered"
-    return player or ""
+def _where(data: dict) -> str:
+    return f" {data['round']}.{data['step']}" if "round" in data and "step" in data else ""
+
+
+def _by(data: dict) -> str:
+    """Who made a move when it was not the player: the moderator's seal or the stand-in (§16)."""
+    return {"moderator": " (sealed by the moderator)", "stand-in": " (by the stand-in)"}.get(data.get("by"), "")
+
+
+def _said(data: dict) -> str:
+    """Who decided a pause, an extension or a replacement, and why (§16)."""
+    by = data.get("by")
+    who = ("by the moderator" if by == "moderator"
+           else f"by the player {data['player']}" if by == "player" and data.get("player") else f"by {by}")
+    reason = data.get("reason")
+    return f"{who}: {reason}" if reason else who
+
+
+def _extended(d: dict, at: str = "") -> str:
+    requests = d.get("requests", [])
+    moved = "; ".join(f"{r.get('player')}'s {r.get('kind')}{_where(r)} until {r.get('until')}" for r in requests)
+    overdue = any(isinstance(r.get("from"), str) and at >= r["from"] for r in requests) if at else False
+    return (f"{len(requests)} deadline{'' if len(requests) == 1 else 's'} moved {_said(d)}"
+            + (f" ({moved})" if moved else "") + (", after the deadline had passed" if overdue else ""))
+
+
+# One line per kind of event (docs/protocol.md §2 and §16), from its public data only.
+_BRIEFS = {
+    "created": lambda d: f"players {', '.join(d.get('players', []))}",
+    "key": lambda d: f"{d.get('player')}: key registered",
+    "client_seed": lambda d: f"{d.get('player')}: {d.get('seed')}",
+    "started": lambda d: "client entropy " + str(d.get("client_entropy", ""))[:16] + "…",
+    "commit": lambda d: f"{d.get('player')}, step{_where(d)}: {str(d.get('commitment', ''))[:16]}…{_by(d)}",
+    "reveal": lambda d: f"{d.get('player')}, step{_where(d)}: {d.get('applied', d.get('choice'))}{_by(d)}",
+    "reveal_held": lambda d: f"{d.get('player')}, step{_where(d)}: revealed to the judge (held until the end){_by(d)}",
+    "sealed_batch": lambda d: f"step{_where(d)}: digest {str(d.get('digest', ''))[:16]}…",
+    "decide": lambda d: f"{d.get('player')}: {d.get('applied', d.get('choice'))}{_by(d)}",
+    "default": lambda d: f"{d.get('player')}: {d.get('reason')}" + (f" ({d['choice']})" if "choice" in d else "")
+                         + (" (forced)" if d.get("forced") else ""),
+    "nmr": lambda d: f"{d.get('player')}, step{_where(d)}: late" + (" (forced)" if d.get("forced") else ""),
+    "disclosed": lambda d: f"{len(d.get('steps', []))} anonymous steps disclosed",
+    "paused": lambda d: f"game paused {_said(d)} (no deadline runs)",
+    "resumed": lambda d: f"game resumed {_said(d)}" + (f"; every owed deadline is now {d['until']}"
+                                                       if d.get("until") else ""),
+    "replaced": lambda d: f"seat {d.get('seat')} given to another person {_said(d)}"
+                          + ("; the seat's new key is in this event" if d.get("key") else ""),
+    "seed_revealed": lambda d: f"seed {d.get('seed')}",
+}
+
+
+def brief(kind: str, data: dict, at: str = "") -> str:
+    """A few words on an event, from its (public) data and time."""
+    if kind == "extended":
+        return _extended(data, at)
+    line = _BRIEFS.get(kind)
+    return line(data) if line else str(data.get("player") or "")

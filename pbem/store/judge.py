@@ -131,6 +131,25 @@ def player_summaries(store, game: str) -> bool:
     return bool(rows[0][0]) if rows else True
 
 
+# How long an answer that only confirms waits for the player's next message to carry it,
+# unless the game says otherwise (pbem mail settings GAME --hold-answers 10m).
+HOLD_ANSWERS_SECONDS = 600
+
+
+def set_hold_answers(store, game: str, seconds: int) -> None:
+    store._require_transaction("set_hold_answers()")
+    store.conn.execute("insert into mail_games (game, hold_answers_seconds) values (?, ?) "
+                       "on conflict (game) do update set hold_answers_seconds = excluded.hold_answers_seconds",
+                       (game, int(seconds)))
+
+
+def hold_answers(store, game: str) -> int:
+    """Seconds an answer that only confirms may wait to travel with the player's next
+    message (0: every answer goes at once)."""
+    rows = _rows(store, "select hold_answers_seconds from mail_games where game = ?", (game,))
+    return HOLD_ANSWERS_SECONDS if not rows or rows[0][0] is None else int(rows[0][0])
+
+
 def list_address(store, game: str) -> str | None:
     rows = _rows(store, "select list_address from mail_games where game = ?", (game,))
     return rows[0][0] if rows else None

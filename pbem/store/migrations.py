@@ -263,6 +263,14 @@ def m014_former_players(db: Database) -> None:
     )
 
 
+def m015_held_answers(db: Database) -> None:
+    # An answer that only confirms may wait a short while in the outbox (held_until, its
+    # first send time) to travel inside the player's next message (issue 16); per game, how
+    # long (seconds; null: the default, pbem.store.judge.HOLD_ANSWERS_SECONDS; 0: never).
+    db.execute("ALTER TABLE outbox ADD COLUMN held_until TEXT")
+    db.execute("ALTER TABLE mail_games ADD COLUMN hold_answers_seconds INTEGER")
+
+
 def m017_game_heads(db: Database) -> None:
     # One row per game, so that 'pbem games' and 'pbem mail tick' read only the games that
     # matter (in play; something due) instead of every game. ``seq`` is the game's last
@@ -328,6 +336,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m012_undeliverable,
     m013_page_folders,
     m014_former_players,
+    m015_held_answers,
     m017_game_heads,
 ]
 

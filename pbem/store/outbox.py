@@ -64,7 +64,7 @@ MESSAGE_ID_PATTERN = re.compile(r"<[!-;=?-~]+@[!-;=?-~]+>")
 _COLUMNS = ("id", "game", "kind", "recipient", "message_id", "subject", "in_reply_to", "refs",
             "auto_submitted", "body_text", "body_html", "queued_at", "state", "attempts",
             "next_try_at", "last_error", "sent_at", "render", "attachments",
-            "claimed_at", "deferred_since", "failed_at")
+            "claimed_at", "deferred_since", "failed_at", "held_until")
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,7 @@ class OutboxRow:
     claimed_at: str | None = None  # handed to the SMTP server at (cleared by a failed try)
     deferred_since: str | None = None  # the first temporary refusal of this message
     failed_at: str | None = None  # when it was given up (state "failed") or dropped
+    held_until: str | None = None  # an answer held for the player's next message until then (``held``)
 
     def as_dict(self, bodies: bool = False) -> dict:
         """A JSON-ready dict; the bodies (players' private text) only when asked for."""
@@ -110,7 +111,7 @@ def queue(store, *, game: str, kind: str, recipient: str, subject: str, text: st
           html: str | None = None, in_reply_to: str | None = None,
           references: Iterable[str] = (), at: str, domain: str = "pbem.invalid",
           message_id: str | None = None, render: str | None = None, redact: str | None = None,
-          attachments: str | None = None) -> str:
+          attachments: str | None = None, held_until: str | None = None) -> str:
     """Queue one message to one recipient; return its Message-ID (``<...@domain>``).
 
     Must run inside ``store.transaction()``, so the message commits (or rolls back) with
@@ -118,8 +119,11 @@ def queue(store, *, game: str, kind: str, recipient: str, subject: str, text: st
     otherwise a random one is drawn. ``render`` (with empty bodies) names what the bodies
     are to be rendered from before the message is sent (see ``to_render``). ``redact`` is a
     secret in the bodies (a mail password) that ``mark_sent`` replaces by ``REDACTED`` once
-    the server has the message: the database keeps it no longer than the message waits. Raises ``StoreError`` for anything that could not be
-    sent as given (header injection, two addresses, a malformed Message-ID).
+    the server has the message: the database keeps it no longer than the message waits.
+    ``held_until``: an answer that may travel inside the recipient's next message queued
+    before then (see ``held``); it is not due before that time. Raises ``StoreError`` for
+    anything that could not be sent as given (header injection, two addresses, a malformed
+    Message-ID).
     """
     store._require_transaction("outbox.queue()")
     if not isinstance(game, str) or not game:
@@ -129,6 +133,8 @@ def queue(store, *, game: str, kind: str, recipient: str, subject: str, text: st
     recipient = check_address(recipient, "recipient")
     subject = _header_value(subject, "subject")
     _check_time(at, "at")
+    if held_until is not None:
+        _check_time(held_until, "held_until")
     for name, body in (("text", text), ("html", html)):
         if body is None and name == "html":
             continue
@@ -153,10 +159,10 @@ def queue(store, *, game: str, kind: str, recipient: str, subject: str, text: st
         store.conn.execute(
             "insert into outbox (game, kind, recipient, message_id, subject, in_reply_to, refs,"
             " auto_submitted, body_text, body_html, queued_at, state, attempts, next_try_at, render, redact,"
-            " attachments) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?)",
+            " attachments, held_until) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
             [game, kind, recipient, message_id, subject, in_reply_to, " ".join(refs),
-             AUTO_REPLIED if kind == "answer" else AUTO_GENERATED, text, html, at, QUEUED, at, render,
-             redact or None, attachments],
+             AUTO_REPLIED if kind == "answer" else AUTO_GENERATED, text, html, at, QUEUED, held_until or at, render,
+             redact or None, attachments, held_until],
         )
     except sqlite3.IntegrityError:  # the only constraint a checked row can break
         raise StoreError(f"a message with Message-ID {message_id} is queued already") from None
@@ -255,6 +261,47 @@ def drop_stale(store, game: str, message_ids, reason: str, at: str) -> int:
         f"update outbox set state = ?, failed_at = ?, last_error = ? where game = ? and state = ? "
         f"and claimed_at is null and message_id in ({marks})",
         [DROPPED, at, one_line(reason), game, QUEUED, *ids]).rowcount
+
+
+def held(store, game: str, recipient: str, at: str) -> list[OutboxRow]:
+    """The answers to ``recipient`` in ``game`` held for their next message and still
+    within their window at ``at`` (never tried: a row handed to the server is left alone),
+    oldest first."""
+    _check_time(at, "at")
+    return _rows(store, "game = ? and lower(recipient) = ? and state = ? and held_until is not null "
+                        "and held_until > ? and attempts = 0 and claimed_at is null",
+                 [game, recipient.lower(), QUEUED, at])
+
+
+def held_waiting(store, now: str) -> list[OutboxRow]:
+    """Every answer still held at ``now`` (not due yet), oldest first."""
+    _check_time(now, "now")
+    return _rows(store, "state = ? and held_until is not null and held_until > ? and attempts = 0", [QUEUED, now])
+
+
+def take_held(store, row_ids) -> int:
+    """Remove held answers whose text now travels inside another message (queued in the
+    same transaction); a row a sender took meanwhile stays (it may be on its way)."""
+    store._require_transaction("outbox.take_held()")
+    ids = list(row_ids)
+    if not ids:
+        return 0
+    marks = ",".join("?" * len(ids))
+    return store.conn.execute(f"delete from outbox where state = ? and held_until is not null and attempts = 0 "
+                              f"and claimed_at is null and id in ({marks})", [QUEUED, *ids]).rowcount
+
+
+def add_to_held(store, row_id: int, text: str, subject: str, in_reply_to: str | None,
+                references: Iterable[str]) -> None:
+    """One more answer to the same player, joined to a held one (``text`` is the whole new
+    body); it keeps the held one's time, so the first answer waits no longer than it would."""
+    store._require_transaction("outbox.add_to_held()")
+    refs = [check_message_id(ref, "references") for ref in references]
+    if in_reply_to is not None:
+        in_reply_to = check_message_id(in_reply_to, "in_reply_to")
+    store.conn.execute("update outbox set body_text = ?, subject = ?, in_reply_to = ?, refs = ? "
+                       "where id = ? and state = ?",
+                       [text, _header_value(subject, "subject"), in_reply_to, " ".join(refs), row_id, QUEUED])
 
 
 def to_render(store) -> list[OutboxRow]:

@@ -41,19 +41,29 @@ def test_new_takes_the_mail_settings_and_settings_changes_them(cli):
     cli.ok("new", "g1", "--players", "ani=ani@example.org,alex=alex@example.org", "--deadline", "24h",
            "--remind", "6h", "--grace", "1h", "--on-late", "wait", "--now")
     assert cli.json("mail", "settings", "g1") == {"game": "g1", "deadline_seconds": 86400, "remind_seconds": 21600,
-                                                  "grace_seconds": 3600, "on_late": "wait", "player_summaries": True}
+                                                  "grace_seconds": 3600, "on_late": "wait", "player_summaries": True,
+                                                  "hold_answers_seconds": 600}
+    held = "; an answer that only confirms waits up to 10m for the player's next message (hold-answers 10m)\n"
     assert cli.ok("mail", "settings", "g1").stdout == (
         "game g1: deadline 1d per request; a reminder 6h before; after the deadline and 1h of grace, "
         "the player is told and the game waits (on-late wait); players get every public summary "
-        "(player-summaries yes)\n")
+        "(player-summaries yes)" + held)
     out = cli.ok("mail", "settings", "g1", "--remind", "12h", "--grace", "none", "--on-late", "default").stdout
     assert out == ("game g1: deadline 1d per request; a reminder 12h before; after the deadline, "
                    "the default is applied (on-late default); players get every public summary "
-                   "(player-summaries yes)\n")
+                   "(player-summaries yes)" + held)
     out = cli.ok("mail", "settings", "g1", "--player-summaries", "no").stdout
-    assert out.endswith("; players get the final result, the list every summary (player-summaries no)\n")
+    assert out.endswith("; players get the final result, the list every summary (player-summaries no)" + held)
     assert cli.json("mail", "settings", "g1")["remind_seconds"] == 12 * 3600  # the others kept
     cli.refused("g1", "mail", "settings", "g1", "--player-summaries", "maybe", match="use yes")
+    out = cli.ok("mail", "settings", "g1", "--hold-answers", "30m").stdout
+    assert out.endswith("(hold-answers 30m)\n") and cli.json("mail", "settings", "g1")["player_summaries"] is False
+    assert cli.ok("mail", "settings", "g1", "--hold-answers", "0").stdout.endswith(
+        "; every mail is answered at once (hold-answers 0)\n")
+    assert cli.json("mail", "settings", "g1")["hold_answers_seconds"] == 0
+    cli.refused("g1", "mail", "settings", "g1", "--hold-answers", "2h", match="at most 1h")
+    cli.refused("g1", "mail", "settings", "g1", "--hold-answers", "soon", code=2)
+    assert cli.json("mail", "settings", "g1")["hold_answers_seconds"] == 0
 
 
 def test_tick_at_a_given_time(cli):

@@ -43,6 +43,26 @@ def test_request_kinds_are_the_documented_ones():
     listed = DOC.split("**Request kinds**", 1)[1].split("\n\n", 1)[0]
     for kind in SYNTAX:  # every kind the rules can ask for has its syntax
         assert f"`{kind}`" in listed, f"rules-1667.md does not list the request kind {kind}"
+    import re
+    assert set(re.findall(r"`([a-z]+)`", listed)) - {"kind", "default"} == set(SYNTAX)  # and no other
+
+
+
+def test_a_defaults_kind_in_the_log_is_the_request_kind(tmp_path):
+    """`request-kinds`: a late player's `default` event carries the kind of the request it settles."""
+    from pbem.protocol import commands
+    from pbem.games.tortuga1667.legal import SYNTAX
+    from pbem.store import Store
+    store = Store(tmp_path / "g.db", create=True)
+    at = "2030-01-01T00:00:00Z"
+    commands.create_game(store, "g1", "tortuga1667", ["ani", "bo", "cy", "dee", "eve"], {}, start=True, at=at)
+    owed = []
+    for _ in range(12):  # every request settled by its default, late players all along
+        request = commands.load(store, "g1").pending()[0]
+        owed.append(request.kind)
+        commands.nmr(store, "g1", request.player, force=True, at=at)
+    kinds = [e.data["kind"] for e in store.events("g1") if e.kind == "default"]
+    assert kinds and set(kinds) <= set(SYNTAX) and set(kinds) <= set(owed)
 
 
 def test_loot_options_are_listed_in_the_documented_order():
@@ -95,5 +115,86 @@ def test_canonical_forms_are_the_documented_ones(typed, canonical):
 
 def test_readme_late_action_default_matches_the_rules():
     readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    assert "the first two face-down cards the player has not seen" in readme
-    assert "peeks at the first two slots whose card the player has not seen" in " ".join(DOC.split())
+    readme = " ".join(readme.split())
+    assert ("the first two face-down cards the player has not seen, made up from the first ones they have seen "
+            "when fewer than two are unseen (the first two if they have seen all)") in readme
+    doc = " ".join(DOC.split())
+    assert "peeks at the first two slots whose card the player has not seen" in doc
+    assert "the first slots they have seen make up the pair" in doc
+
+
+@pytest.mark.parametrize("unseen,expected", [([1, 2, 3, 4, 5], "peek 1,2"), ([4], "peek 1,4"), ([2, 5], "peek 2,5"),
+                                             ([], "peek 1,2")])
+def test_the_late_action_default_is_the_documented_peek(unseen, expected):
+    """Slots 1-5 hold cards; the player has peeked at every slot not in ``unseen``."""
+    from pbem.games.tortuga1667 import legal
+    from pbem.protocol.rng import RandomSource
+    state = tortuga1667.setup(["ani", "bo", "cy", "dee"], {}, RandomSource.for_testing("late"))
+    state.queue = [{"kind": "action", "player": "ani"}]
+    state.seen["ani"] = [{"card": state.row[x - 1], "slot": x, "turn": 0, "shuffle": state.shuffles}
+                         for x in range(1, 6) if x not in unseen]
+    assert legal.default(state, "ani", "action", state.queue[0]) == expected
+
+
+def test_a_vote_nobody_can_vote_in_writes_no_sealed_step(tmp_path, monkeypatch):
+    """rules-1667.md `empty-vote`, protocol.md §11.4: a governor alone on Tortuga with no vote
+    card calls a brawl; the log holds the `decide` and nothing of a sealed step, the vote's
+    draws are taken all the same, and later decisions carry its number as their step."""
+    from pbem.protocol import commands
+    from pbem.protocol.commands import SEED
+    from pbem.render import record
+    from pbem.store import Store
+    from pbem.store.audit import audit_store
+    assert "**RULING** (`empty-vote`)" in DOC
+    protocol = " ".join((Path(__file__).resolve().parents[2] / "docs" / "protocol.md").read_text(encoding="utf-8").split())
+    assert "A step that waits for nobody is never opened" in protocol
+    assert "no `sealed_batch` (not even one over an empty `reveals`)" in protocol
+    real_setup = tortuga1667.setup
+
+    def governor_alone_with_no_card(players, options, rng):
+        s = real_setup(players, options, rng)
+        for crew in s.ships.values():
+            if "dee" in crew:
+                crew.remove("dee")
+        s.tortuga, s.vote_deck, s.hands["dee"] = ["dee"], s.vote_deck + s.hands["dee"], []
+        s.queue, s.turn = [{"kind": "action", "player": "dee"}], players.index("dee")
+        return s
+    monkeypatch.setattr(tortuga1667, "setup", governor_alone_with_no_card)
+    store = Store(tmp_path / "g.db", create=True)
+    at = "2030-01-01T00:00:00Z"
+    commands.create_game(store, "g1", "tortuga1667", ["ani", "bo", "cy", "dee", "eve"], {}, start=True, at=at)
+    before = len(store.events("g1"))
+    session = commands.decide(store, "g1", "dee", "brawl", at=at)
+    written = store.events("g1")[before:]
+    assert [e.kind for e in written] == ["decide"]  # no commit, reveal_held or sealed_batch
+    assert session.sealed is None and session.state.vote_no == 1
+    assert session.state.last_vote["voters"] == [] and len(session.state.last_vote["cards"]) == 1
+    nxt = session.pending()[0]
+    assert nxt.kind == "action" and not nxt.sealed and (nxt.round, nxt.step) == (2, 1)
+    commands.decide(store, "g1", nxt.player, nxt.default, at=at)
+    assert (store.events("g1")[-1].data["round"], store.events("g1")[-1].data["step"]) == (2, 1)
+    seed = bytes.fromhex(store.get_secret("g1", SEED))
+    rec = record.build("g1", store.events("g1"), seed, draws=True)
+    labels = [label for label, n, _ in rec.session.rng.draws if label.startswith("vote1/")]
+    assert labels == ["vote1/shuffle/0", "vote1/under/0"]
+    assert audit_store(store, "g1")["ok"]
+
+
+def test_a_digit_that_is_not_decimal_is_refused_as_syntax_not_a_crash():
+    """`choice-unicode`: any script's *decimal* digits are read; a character Python calls a
+    digit but not a decimal one (Ethiopic ፩, superscript ² before NFKC) is no number."""
+    from pbem.games.base import InvalidChoice
+    from pbem.mail.ingest import _duration
+    from pbem.protocol.rng import RandomSource
+    state = tortuga1667.setup(["ani", "bo", "cy", "dee", "eve"], {}, RandomSource.for_testing("digits"))
+    while tortuga1667.pending(state)[0].kind != "action":
+        request = tortuga1667.pending(state)[0]
+        state = tortuga1667.apply(state, request.player, request.default, RandomSource.for_testing("digits"))
+    player = tortuga1667.pending(state)[0].player
+    with pytest.raises(InvalidChoice) as refused:
+        tortuga1667.check(state, player, "reveal ፩")
+    assert refused.value.code == "syntax"
+    assert tortuga1667.check(state, player, "reveal ٣") == "reveal 3"
+    with pytest.raises(InvalidChoice):
+        tortuga1667.normalize("vote", "vote ፩")
+    assert _duration("፩h") is None and _duration("٢h") == 7200

@@ -388,7 +388,11 @@ class Table:
         return [json.loads(body)["data"]["seed"] for (body,) in rows]
 
     def answers(self) -> list[str]:
-        return [row[0] for row in self.query("select in_reply_to from outbox where kind = 'answer' order by id")]
+        """The Message-IDs of the mails answered, sorted: an answer alone, or one that only
+        confirms and travels inside a later message (References names every mail it answers;
+        these mails carry no References of their own); "" for an answer to a mail without one."""
+        rows = self.query("select refs from outbox where kind = 'answer' order by id")
+        return sorted(ref for (refs,) in rows for ref in (refs.split() or [""]))
 
     def dump(self) -> list[str]:
         """The whole database as SQL: what a refused fetch must leave exactly as it was."""

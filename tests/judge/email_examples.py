@@ -72,16 +72,23 @@ def play(folder: Path, monkeypatch=None) -> dict[str, dict]:
     messages = {"welcome": welcome[0]}
     body = (f"Hi judge,\n\npassword {password['ani']}\nseal {choice['ani']}\n\nThanks,\nAni\n\n"
             f"Sent from my iPhone\n")
-    messages["answer"] = {**mail("ani", body, "2030-01-01T10:05:00Z")[0], "mail": body}
+    # the answer only confirms her seal: held for her next message; none comes, so it goes
+    # alone once its 10 minutes are over
+    assert mail("ani", body, "2030-01-01T10:05:00Z") == []
+    anis = body
     body = f"password {password['alex']}\nreveal A 0000000000000000000000000000000000000000\n"
-    messages["refusal"] = {**mail("alex", body, "2030-01-01T10:06:00Z")[0], "mail": body}
-    mail("alex", f"password {password['alex']}\nseal {choice['alex']}\n-- \nAlex\n", "2030-01-01T10:07:00Z")
+    messages["refusal"] = {**mail("alex", body, "2030-01-01T10:06:00Z")[0], "mail": body}  # a refusal: at once
+    messages["answer"] = {**flush("2030-01-01T10:15:00Z")[0], "mail": anis}
     deadlines.tick(store, "2030-01-02T22:00:00Z")
-    messages["reminder"] = flush("2030-01-02T22:00:00Z")[0]
+    messages["reminder"] = next(m for m in flush("2030-01-02T22:00:00Z") if m["to"] == "frank@example.org")
+    # alex seals; his answer waits, and frank's seal five minutes later resolves the step
+    assert mail("alex", f"password {password['alex']}\nseal {choice['alex']}\n-- \nAlex\n",
+                "2030-01-02T22:05:00Z") == []
     body = f"password {password['frank']}\nseal {choice['frank']}\n"
     moment = mail("frank", body, "2030-01-02T22:10:00Z")
     messages["moment"] = {**next(m for m in moment if m["to"] == "frank@example.org"), "mail": body}
-    messages["summary"] = next(m for m in moment if m["to"] == "alex@example.org")
+    messages["carried"] = next(m for m in moment if m["to"] == "alex@example.org")
+    messages["summary"] = next(m for m in moment if m["to"] == "ani@example.org")
     messages["list"] = next(m for m in moment if m["to"].startswith("g1-table"))
     # the rest of the game: every player late, the default for each (no mail for those moves,
     # for speed), then the final result as the judge mails it when the game ends

@@ -13,6 +13,7 @@ import importlib.util
 import random
 import re
 from collections import Counter
+from datetime import timedelta
 from pathlib import Path
 
 from click.testing import CliRunner
@@ -91,6 +92,9 @@ def play(tmp_path, room, port, players: dict, *, rounds: int | None = None, game
             waiting = reports.status(commands.load(store, "g1"), store.head("g1"))["waiting"]
             raise AssertionError(f"the game waits for {waiting}, but no player's mail asks them for anything")
         assert len(results) < 2000, "the game does not end"
+    # what is still held for a player's next message goes alone once its time has come: counted too
+    clock.moment += timedelta(hours=1)
+    deliver()
     return store, actors, results, pbem
 
 

@@ -215,7 +215,7 @@ def test_settings_are_checked_and_a_refusal_changes_nothing(timed, make_judge):
     game = timed()
     assert deadlines.settings(game.store, "g1") == {"game": "g1", "deadline_seconds": DAY, "remind_seconds": 6 * HOUR,
                                                     "grace_seconds": HOUR, "on_late": "default",
-                                                    "player_summaries": True}
+                                                    "player_summaries": True, "hold_answers_seconds": 600}
     with pytest.raises(Refused, match="give less than 1d"):
         deadlines.configure(game.store, "g1", remind=DAY)
     with pytest.raises(Refused, match="use default .* or wait"):

@@ -2,7 +2,9 @@
 markers and no accidental headings, every section has its content and every code block is
 closed; each example message is what the judge sends in the game of email_examples.py; and
 each example command line is understood by the command line, the ones that need no server
-run against a database of their own."""
+run against a database of their own. The ones that need a mail server (``mail send`` to
+SMTP, ``mail fetch``, ``mail run``) run for real against aiosmtpd and Dovecot in
+tests/imap/test_email_doc_servers.py, which fails when one of them is run by no test."""
 
 from __future__ import annotations
 
@@ -27,7 +29,7 @@ SECTIONS = ["Setting up a game by mail", "What a player may send", "What the jud
             "What the database holds that is secret", "Sending: the outbox", "Deadlines and reminders",
             "When mail cannot be delivered", "Configuration", "Fetching by IMAP",
             "Running by itself: `pbem mail run`", "Examples"]
-EXAMPLES = ["welcome", "answer", "refusal", "reminder", "moment", "summary", "list", "result"]
+EXAMPLES = ["welcome", "answer", "refusal", "reminder", "moment", "carried", "summary", "list", "result"]
 # commands that need no mail server: run for real, in this order, on one database
 RUNNABLE = ("new", "address", "mail settings", "mail tick", "mail outbox", "mail send --to-dir")
 

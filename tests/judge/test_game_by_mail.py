@@ -406,9 +406,12 @@ def check_the_mail(store, room, players) -> None:
         inbox = player.inbox
         welcome = [m for m in inbox if "Your mail password for this game:" in text_of(m)]
         assert welcome == [inbox[0]], f"{name} got {len(welcome)} mails with a password"
-        # one answer to each of their mails, none refusing anything
+        # each of their mails answered once, none refused: an answer that only confirms may
+        # travel inside their next message (held for it), threaded under every mail it answers
         answers = [m for m in inbox if kind[m["Message-ID"]] == "answer"]
-        assert sorted(m["In-Reply-To"] for m in answers) == sorted(player.sent)
+        answered = [ref for m in answers for ref in set(m["References"].split()) if ref in player.sent]
+        assert sorted(answered) == sorted(player.sent)
+        assert all(m["In-Reply-To"] in player.sent for m in answers)
         assert not [m for m in answers if "REFUSED" in text_of(m)]
         # nobody else's password or salt, ever
         others = [passwords[other] for other in PLAYERS if other != name]

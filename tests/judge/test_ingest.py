@@ -173,10 +173,13 @@ def test_answers_go_to_the_registered_address_never_to_reply_to(game):
 def test_a_resolved_step_queues_the_summary_for_everyone_and_the_list(game):
     for player in ("ani", "alex", "frank", "lothar"):
         game.send(player, f"password {game.passwords[player]}\nseal {default_select(game, player)}")
-    # the last sealer's answer carries the summary; everyone else gets it, with their private message
-    summaries = game.outbox("summary")
-    assert sorted(r["recipient"] for r in summaries) == sorted(
-        [f"{p}@example.org" for p in ("ani", "alex", "frank")] + ["table@lists.example.org"])
+    # the last sealer's answer carries the summary; everyone else gets it, with their private
+    # message, and the three who sealed before get the answer to their mail first (held for it)
+    assert [r["recipient"] for r in game.outbox("summary")] == ["table@lists.example.org"]
+    carried = {r["recipient"]: r for r in game.outbox("answer") if r["render"]}
+    assert sorted(carried) == sorted(f"{p}@example.org" for p in ("ani", "alex", "frank", "lothar"))
+    assert all([list(part)[0] for part in json.loads(r["render"])["parts"]][:2] == ["text", "spec"]
+               for r in carried.values())
     last = game.outbox("answer")[-1]
     assert last["recipient"] == "lothar@example.org"
     assert [list(part) for part in json.loads(last["render"])["parts"]] == [["text"], ["spec"], ["text", "html"]]

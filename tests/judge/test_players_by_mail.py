@@ -99,8 +99,8 @@ def test_a_whole_tortuga_game_with_players_who_write_as_people_do(tmp_path, smtp
     assert actors["alex"].did["reveal"] == actors["alex"].did["seal"] >= 5
     got = mailplay.counts(room, players)
     print("messages per player:", got)
-    for name, count in got.items():  # the same target as test_mail_count.py, for the whole game
-        assert count <= mail_count.BASELINE[name] * 0.8, (name, count)
+    for name, count in got.items():  # the same target as test_mail_count.py (half), for the whole game
+        assert count <= mail_count.BASELINE[name] * 0.5, (name, count)
     audited(pbem, tmp_path)
 
 
@@ -126,7 +126,11 @@ def test_a_whole_1667_game_with_players_who_write_as_people_do(tmp_path, smtp_ma
     for name, player in actors.items():
         inbox = player.inbox
         answers = [m for m in inbox if m["In-Reply-To"]]
-        assert len(answers) == sent[name], name  # each mail answered once, in one message
+        # each mail answered once: alone, or (an answer that only confirms) inside the next message
+        answered = [ref for m in answers for ref in set(m["References"].split()) if ref in player.sent]
+        assert sorted(answered) == sorted(player.sent), name
+        text = "\n".join(by_mail.text_of(m) for m in answers)
+        assert text.count(f"The judge's answer for {name} in game g1:") == sent[name], name
         # every other message is one moment's (another player's mail): never two for one moment
         others = len(results) - sent[name]
         assert len(inbox) - len(answers) <= others + 2, (name, len(inbox), others)

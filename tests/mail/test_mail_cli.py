@@ -261,3 +261,25 @@ def test_outbox_starts_without_heavy_modules(store, put, private_environment):
                                                              "smtplib", "ssl", "sqlite_utils"))
     assert not heavy, heavy
 
+
+
+def test_a_held_answer_waits_until_its_time_and_send_at_sends_it_then(cli, store, smtp_server):
+    """``pbem mail send --at TIME``: the time is a parameter; an answer held for the
+    player's next message (``held_until``) is listed as held and goes once its time has come."""
+    from pbem.protocol.times import shift
+    from tests.mail.conftest import T0
+    server = smtp_server()
+    with store.transaction():
+        outbox.queue(store, game="g1", kind="answer", recipient="p1@example.org", subject="Re: [g1] move",
+                     text="The judge's answer for p1 in game g1:\n", at=T0, held_until=shift(T0, 600))
+    listed = cli("mail", "outbox").stdout
+    assert f"held until {shift(T0, 600).replace('T', ' ').replace('Z', ' UTC')} for the player's next message" in listed
+    early = cli("mail", "send", *smtp_args(server.port), "--at", shift(T0, 599))
+    assert early.exit_code == 0 and early.stdout.splitlines() == [
+        "nothing due to send", "1 answer held for the players' next message; alone by 2024-05-01 12:10:00 UTC "
+                               "at the latest"] and not server.handler.received
+    sent = cli("mail", "send", *smtp_args(server.port), "--at", shift(T0, 600))
+    assert sent.exit_code == 0 and sent.stdout.splitlines()[-1] == "1 sent, 0 failed"
+    assert [r.rcpt_tos for r in server.handler.received] == [["p1@example.org"]]
+    assert rows(store) == [(1, "sent", 1)] and outbox.get(store, 1).sent_at == shift(T0, 600)
+    assert cli("mail", "send", *smtp_args(server.port), "--at", "soon").exit_code == 2

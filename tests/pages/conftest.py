@@ -165,18 +165,27 @@ class Page:
         browser.open(VERIFY.as_uri())
 
     def verify(self, text: str, name: str = "game.jsonl", seed_hash: str = "", head: str = "",
-               heads: str = "", receipts: str = "") -> dict:
+               heads: str = "", receipts: str = "", heads_files: list[Path] = (),
+               receipts_files: list[Path] = ()) -> dict:
+        """``heads_files`` and ``receipts_files`` go through the page's file inputs (an mbox of
+        summaries, a saved mail holding receipts)."""
         path = self.tmp / name
         path.write_text(text, encoding="utf-8")
         b = self.browser
         b.evaluate(f"""(() => {{
             delete document.body.dataset.verdict;
             document.getElementById('export-file').value = '';  // the same file again is a change too
+            document.getElementById('heads-file').value = '';
+            document.getElementById('receipts-file').value = '';
             document.getElementById('seed-hash').value = {json.dumps(seed_hash)};
             document.getElementById('head').value = {json.dumps(head)};
             document.getElementById('heads').value = {json.dumps(heads)};
             document.getElementById('receipts').value = {json.dumps(receipts)};
         }})()""")
+        if heads_files:
+            b.set_files("#heads-file", list(heads_files))
+        if receipts_files:
+            b.set_files("#receipts-file", list(receipts_files))
         b.set_files("#export-file", [path])
         return b.evaluate("""(async () => {
             for (let i = 0; i < 6000 && !document.body.dataset.verdict; i++) await new Promise(r => setTimeout(r, 10));

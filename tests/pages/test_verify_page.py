@@ -192,3 +192,26 @@ def test_receipt_vectors(page, pages):
         if "signature" in v:
             assert sig == v["signature"]
         assert py_verify  # the player-signature check is §5's; the receipt differs only in its tag
+
+
+# ------------------------------------------------------------------ heads in saved text (§13, step 2)
+
+HEAD_SAMPLES = [
+    f"Chain head: event<b>70</b>{'a' * 64}",  # a tag between the words is a space: a head
+    f"[b]event[/b] 7 [code]{'B' * 64}[/code]",
+    f"event&nbsp;3&#160;{'c' * 64}",
+    f"ev<i></i>ent 70 {'d' * 64}",  # a tag inside a word splits it (replaced, not removed): no head
+    f"event 7{'<br>'}{'e' * 64}",
+    f"event 9 {'f' * 32}<wbr>{'f' * 32}",  # a tag inside the hash splits it: no head
+    f"`event 12 {'1' * 64}` event 12 {'1' * 64}",
+]
+
+
+def test_the_page_reads_heads_in_text_as_the_audit_does(page, pages):
+    from pbem.protocol.heads import heads_in_text
+    for sample in HEAD_SAMPLES:
+        expected = [[seq, digest] for seq, digest in heads_in_text(sample)]
+        got = run_js(pages.browser, "return V.check.readHeadsText(t).map((h) => [h.seq, h.hash]);", t=sample)
+        distinct = [list(h) for h in dict.fromkeys(tuple(h) for h in got)]
+        assert distinct == expected, sample
+    assert heads_in_text(HEAD_SAMPLES[0]) == [(70, "a" * 64)] and heads_in_text(HEAD_SAMPLES[3]) == []

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
+import re
 
 import pytest
 
@@ -302,3 +304,224 @@ def test_an_unusable_receipt_is_no_verdict(pages, page):
     damaged = given.replace("=", "=0", 1) if given.count("=") > 1 else given[:60] + "A" + given[61:]
     shown = page.verify(pages.rechain(rows), name="judged.jsonl", receipts=damaged)
     assert shown["verdict"] == "USAGE" and "receipt block 1" in shown["line"], shown
+
+
+# ------------------------------------------------------------------ heads in an mbox of the list
+
+def _mail(subject: str, plain: str | None = None, cte: str = "7bit", html: str | None = None,
+          html_cte: str = "quoted-printable", charset: str = "utf-8") -> bytes:
+    from email.message import EmailMessage
+    msg = EmailMessage()
+    msg["From"], msg["To"], msg["Subject"] = "judge@example.org", "list@example.org", subject
+    if plain is not None:
+        msg.set_content(plain, cte=cte, charset=charset)
+    if html is not None:
+        if plain is None:
+            msg.set_content(html, subtype="html", cte=html_cte, charset=charset)
+        else:
+            msg.add_alternative(html, subtype="html", cte=html_cte, charset=charset)
+    raw = msg.as_bytes()
+    if not subject.isascii():  # the whole subject as one encoded word: only decoding it names the game
+        word = "=?utf-8?b?" + base64.b64encode(subject.encode("utf-8")).decode("ascii") + "?="
+        raw = re.sub(rb"(?m)^Subject: .*\n(?:[ \t].*\n)*", b"Subject: " + word.encode("ascii") + b"\n", raw, count=1)
+    return b"From judge@example.org Sat Jan  1 00:00:00 2030\n" + raw + b"\n"
+
+
+def _list_mbox(rows, game: str, other_head: str) -> bytes:
+    """The list's mail as an mbox: summaries of ``game`` in base64, in quoted-printable (soft
+    line breaks inside the hash), as HTML (tags around the hash) in Latin-1 with an encoded
+    subject, and a summary of another game whose head is not this log's."""
+    h = lambda seq: rows[seq - 1]["hash"]  # noqa: E731
+    return (_mail(f"[{game}] round 1", f"Chain head after round 1: event 51 {h(51)}\n", cte="base64")
+            + _mail(f"[{game}] round 2", f"Chain head after round 2: event 103 {h(103)} " + "x" * 40 + "\n",
+                    cte="quoted-printable")
+            + _mail(f"[{game}] round 3 – Tortuga", None,
+                    html=f"<p>Résumé</p><p>Chain head after round 3: event <b>153</b> <code>{h(153)}</code></p>\n",
+                    charset="iso-8859-1")
+            + _mail(f"[{game}] round 4", f"Chain head after round 4: event 203 {h(203)}\n", cte="quoted-printable",
+                    html=f"<p>Chain head after round 4: event 203 <code>{h(203)}</code></p>", html_cte="base64")
+            + _mail(f"[{game}-b] round 1", f"Chain head after round 1: event 51 {other_head}\n", cte="base64"))
+
+
+def test_heads_in_an_mbox_are_found_in_its_decoded_messages(pages, page):
+    name = "four-players"
+    text = (pages.EXAMPLES / f"{name}.jsonl").read_text(encoding="utf-8")
+    rows = pages.rows_of(text)
+    mbox = pages.tmp / "list.mbox"
+    mbox.write_bytes(_list_mbox(rows, name, "ee" * 32))
+    raw = mbox.read_bytes()
+    assert rows[102]["hash"] not in raw.decode("latin-1")  # quoted-printable broke the hash: decoding finds it
+    assert rows[50]["hash"] not in raw.decode("latin-1")  # base64
+    third = raw.split(b"\nFrom ")[2]
+    assert b"Subject: =?utf-8?b?" in third and name.encode() not in third  # only its decoded subject names the game
+    shown = check(pages, page, text, f"{name}.jsonl", heads_files=[mbox], _audit=("--heads", str(mbox)))
+    assert shown["verdict"] == "OK", shown
+    assert "4 published heads are prefixes" in shown["line"]  # the other game's head was not read
+
+
+def test_a_head_in_an_mbox_that_is_not_in_the_log_fails_as_the_audit_says(pages, page):
+    name = "four-players"
+    text = (pages.EXAMPLES / f"{name}.jsonl").read_text(encoding="utf-8")
+    rows = pages.rows_of(text)
+    wrong = "ee" * 32
+    mbox = pages.tmp / "forged.mbox"
+    mbox.write_bytes(_list_mbox(rows, name, "00" * 32)
+                     + _mail(f"[{name}] round 5", f"Chain head after round 5: event 254 {wrong} " + "y" * 30 + "\n",
+                             cte="quoted-printable"))
+    shown = check(pages, page, text, f"{name}.jsonl", heads_files=[mbox], _audit=("--heads", str(mbox)))
+    assert shown["line"] == (f"FAIL: published head event 254 {wrong[:8]}… is not a prefix of this log: its event "
+                             f"254 is {rows[253]['hash'][:8]}…")
+
+
+def test_an_mbox_without_a_head_of_the_game_is_no_verdict(pages, page):
+    from pbem.protocol.heads import NoHeads, heads_in_file
+    text = (pages.EXAMPLES / "four-players.jsonl").read_text(encoding="utf-8")
+    mbox = pages.tmp / "other.mbox"
+    mbox.write_bytes(_mail("[four-players-b] round 1", f"Chain head: event 51 {'ab' * 32}\n", cte="base64"))
+    with pytest.raises(NoHeads) as raised:
+        heads_in_file(mbox.read_bytes(), "four-players")
+    shown = page.verify(text, name="four-players.jsonl", heads_files=[mbox])
+    assert shown["verdict"] == "USAGE" and shown["line"] == f"other.mbox: {raised.value}"
+    expected, code = pages.audit_line(pages.tmp / "four-players.jsonl", "--heads", str(mbox))
+    assert expected is None and code == 2
+
+
+# ------------------------------------------------------------------ the judge's discretion (§16)
+
+def _game_with_discretion(tmp) -> str:
+    """A Tortuga game with a pause, two extensions (one asked by a player), a replacement and
+    a stand-in playing a seat, played to its end by bots."""
+    from pbem.protocol import away, commands
+    from pbem.store import Store
+    store = Store(tmp / "discretion.db", create=True)
+    commands.create_game(store, "g1", "tortuga", ["ani", "alex", "frank"], {}, deadline_seconds=86400, start=True,
+                         at="2030-01-01T10:00:00Z", stand_in_after=1)
+    away.pause(store, "g1", "summer holidays", at="2030-01-01T11:00:00Z")
+    away.resume(store, "g1", reason="back again", at="2030-01-01T12:00:00Z")
+    away.extend(store, "g1", "frank", seconds=3600, by="player", reason="frank is travelling", at="2030-01-01T13:00:00Z")
+    away.extend(store, "g1", seconds=600, reason="a public holiday", at="2030-01-01T13:30:00Z")
+    away.replace(store, "g1", "alex", reason="alex left the game", at="2030-01-01T14:00:00Z")
+    commands.nmr(store, "g1", "ani", force=True, at="2030-01-01T15:00:00Z")
+    # the moderator's new deadline for what is overdue by now (§16)
+    away.extend(store, "g1", until="2030-01-09T00:00:00Z", reason="overdue, a new deadline", at="2030-01-05T00:00:00Z")
+    for _ in range(3000):
+        session = commands.load(store, "g1")
+        if session.finished:
+            break
+        player, _what, sealed, _ = session.owed()[0]
+        request = next(r for r in session.requests_of(player) if r.sealed == sealed)
+        choice = session.rules.bot(f"bot/{player}", "random").choose(session.state, player, request.kind)
+        (commands.commit_for_player if sealed else commands.decide)(store, "g1", player, choice,
+                                                                   at="2030-01-05T01:00:00Z")
+    assert commands.load(store, "g1").finished
+    from pbem.store import export_lines
+    return "".join(export_lines(store.events("g1")))
+
+
+def test_the_judges_discretion_is_in_the_verdict_as_the_audit_words_it(pages, page):
+    text = _game_with_discretion(pages.tmp)
+    shown = check(pages, page, text, "discretion.jsonl")
+    assert shown["verdict"] == "OK"
+    assert shown["line"].startswith("OK: complete, seed hash not compared (none given), no published heads given, "
+                                    "0 receipts checked; the judge's discretion: 1 pause, 3 extensions (2 by the "
+                                    "moderator, 1 after the deadline had passed), 1 replacement, ")
+    assert shown["line"].endswith(" stand-in moves")
+    rows = pages.rows_of(text)
+    cut = next(i for i, r in enumerate(rows) if r["data"].get("by") == "stand-in") + 1
+    shown = check(pages, page, pages.rechain(rows[:cut]), "discretion-cut.jsonl")
+    assert shown["verdict"] == "INCOMPLETE"
+    assert "; the judge's discretion: 1 pause, " in shown["line"] and shown["line"].endswith(", 1 stand-in move")
+
+
+def _signed_with_a_replacement(tmp) -> tuple[list[dict], str]:
+    """A signed Tortuga game in play in which alex's seat passed to a new person with a new
+    key (a `replaced` event); returns the export's rows and alex's former secret key."""
+    from pbem.protocol import away, commands
+    from pbem.store import Store, export_lines
+    store = Store(tmp / "replaced.db", create=True)
+    names = ["ani", "alex", "frank"]
+    keys = {p: generate_keypair() for p in names}
+    commands.create_game(store, "signed", "tortuga", names, {}, require_signatures=True,
+                         keys={p: pub for p, (_, pub) in keys.items()}, start=True, at="2030-01-01T00:00:00Z")
+    former = keys["alex"][0]
+
+    def play(moves: int) -> None:
+        session = commands.load(store, "signed")
+        bots = {p: session.rules.bot(f"replaced/{p}", "random") for p in names}
+        for _ in range(moves):
+            step = session.sealed
+            if step is not None and step.owes_commit():
+                held = {}
+                for player in step.owes_commit():
+                    sealed = commands.seal(session, player, bots[player].choose(session.state, player, step.kind))
+                    held[player] = commands.signed_blocks(sealed, keys[player][0])
+                    commands.submit(store, "signed", held[player]["commit"], at="2030-01-01T00:00:00Z")
+                    session = commands.load(store, "signed")
+                for blocks in held.values():
+                    commands.submit(store, "signed", blocks["reveal"], at="2030-01-01T00:00:00Z")
+            else:
+                request = session.pending()[0]
+                choice = bots[request.player].choose(session.state, request.player, request.kind)
+                commands.submit(store, "signed", commands.signed_decision(session, request.player, choice,
+                                                                          keys[request.player][0]),
+                                at="2030-01-01T00:00:00Z")
+            session = commands.load(store, "signed")
+    play(6)
+    keys["alex"] = generate_keypair()
+    away.replace(store, "signed", "alex", key=keys["alex"][1], reason="alex left", at="2030-01-01T00:00:00Z")
+    play(10)
+    return [json.loads(line) for line in export_lines(store.events("signed"))], former
+
+
+def test_a_replaced_seat_signs_with_its_new_key_and_the_former_key_no_longer_counts(pages, page):
+    rows, former = _signed_with_a_replacement(pages.tmp)
+    replaced = first(rows, "replaced")
+    later = [r for r in rows if r["seq"] > replaced["seq"] and r["data"].get("player") == "alex"
+             and "signature" in r["data"]]
+    assert later, "alex made no signed move after the replacement"
+    shown = check(pages, page, pages.rechain(rows), "replaced.jsonl")
+    assert shown["verdict"] == "INCOMPLETE" and shown["line"].endswith("; the judge's discretion: 1 replacement")
+    # the same move signed by the former person's key: refused from the replacement on
+    target = later[0]
+    d = target["data"]
+    fields = {"commit": ["commitment"], "reveal": ["choice", "salt"], "decide": ["choice"]}[target["kind"]]
+    body = {"v": 1, "game": target["game"], "kind": target["kind"], "player": "alex", "round": d["round"],
+            "step": d["step"], "nonce": d["nonce"], **{f: d[f] for f in fields}}
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+    signature = Ed25519PrivateKey.from_private_bytes(parse_secret_key(former)).sign(b"pbem-sig-v1\x00" + canonical_json(body))
+    d["signature"] = base64.b64encode(signature).decode()
+    shown = check(pages, page, pages.rechain(rows), "replaced-forged.jsonl")
+    assert shown["line"] == (f"FAIL: event {target['seq']}: the signature on alex's {target['kind']} is not valid "
+                             f"for their registered key")
+
+
+# ------------------------------------------------------------------ receipts in a saved mail
+
+def test_receipts_in_a_saved_mail_are_read_as_the_audit_reads_them(pages, page):
+    """The judge's answer saved as .eml: quoted-printable (its `=` become `=3D`), an HTML
+    alternative in base64 with the block in <pre> (the plain one is read, once), and a
+    forwarded mail with another receipt (not the sender's: not read)."""
+    from email.message import EmailMessage
+    secret, public, rows = judged_copy(pages)
+    commits = [r for r in rows if r["kind"] == "commit"]
+    first_receipt = receipt(secret, public, commits[0], rows[commits[0]["seq"]], commits[0]["data"]["player"])
+    second = receipt(secret, public, commits[1], rows[commits[1]["seq"]], commits[1]["data"]["player"])
+    forwarded_receipt = receipt(secret, public, commits[2], rows[commits[2]["seq"]], commits[2]["data"]["player"])
+    answer = EmailMessage()
+    answer["From"], answer["To"], answer["Subject"] = "judge@example.org", "ani@example.org", "Re: moves – reçu"
+    answer.set_content(f"Recorded.\n\n{first_receipt}\n{second}\n", cte="quoted-printable", charset="utf-8")
+    answer.add_alternative(f"<p>Recorded.</p><pre>{first_receipt}\n{second}</pre>", subtype="html", cte="base64")
+    forwarded = EmailMessage()
+    forwarded["From"], forwarded["Subject"] = "judge@example.org", "an older answer"
+    forwarded.set_content(forwarded_receipt)
+    mail = EmailMessage()
+    mail["From"], mail["To"], mail["Subject"] = "ani@example.org", "me@example.org", "Fwd: my receipts"
+    mail.make_mixed()
+    mail.attach(answer)
+    mail.add_attachment(forwarded)
+    saved = pages.tmp / "answer.eml"
+    saved.write_bytes(mail.as_bytes())
+    assert b"=3D" in saved.read_bytes() and first_receipt.splitlines()[-2].encode() not in saved.read_bytes()
+    shown = check(pages, page, pages.rechain(rows), "judged.jsonl", receipts_files=[saved],
+                  _audit=("--receipt", str(saved)))
+    assert shown["verdict"] == "OK" and shown["line"].endswith(", 2 receipts checked"), shown

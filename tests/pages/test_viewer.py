@@ -14,6 +14,7 @@ from typer.testing import CliRunner
 
 from pbem.cli.app import app
 from pbem.render import viewer
+from pbem.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = ROOT / "examples" / "games"
@@ -160,6 +161,28 @@ def test_the_judge_keeps_the_page_in_a_folder(tmp_path, monkeypatch):
     assert page.read_text(encoding="utf-8") == after  # no longer kept
 
 
+def test_a_folder_page_that_cannot_be_written_is_a_warning_and_the_command_stands(tmp_path, monkeypatch):
+    db = tmp_path / "judge.db"
+    monkeypatch.setenv("PBEM_DB", str(db))
+    runner = CliRunner()
+    assert runner.invoke(app, ["new", "g", "--players", "ani,alex,frank", "--now"]).exit_code == 0
+    www = tmp_path / "www"
+    www.mkdir()
+    assert runner.invoke(app, ["page", "g", "--folder", str(www)]).exit_code == 0
+    (www / "g.html").unlink()
+    www.rmdir()  # the folder went away after it was set
+    before = len(Store(db).events("g"))
+    late = runner.invoke(app, ["nmr", "g", "ani", "--force"])
+    assert late.exit_code == 0, late.stderr  # the default is committed all the same
+    assert len(Store(db).events("g")) == before + 1
+    warnings = [line for line in late.stderr.splitlines() if line.startswith("pbem: warning:")]
+    assert len(warnings) == 1, late.stderr
+    assert f"the viewer of g was not written to {www}" in warnings[0]
+    assert "pbem: warning" not in late.stdout
+    quiet = runner.invoke(app, ["status", "g"])  # nothing written, nothing to warn about
+    assert quiet.exit_code == 0 and "warning" not in quiet.stderr
+
+
 # ------------------------------------------------------------------ secrecy
 
 def test_a_tortuga_page_in_play_holds_no_secret(pages):
@@ -184,3 +207,48 @@ def test_a_1667_page_in_play_holds_no_secret(pages):
     for view in private.values():
         for card in view["hand"]:
             assert f'{card["n"]}: {card["card"]}' not in html
+
+
+# ------------------------------------------------------------------ the judge's discretion in the log
+
+def test_the_log_says_what_each_pause_extension_replacement_and_stand_in_move_was(tmp_path):
+    """§16's events each get their own line in the viewer's log, from their public data."""
+    from pbem.protocol import away, commands
+    from pbem.store import Store
+    store = Store(tmp_path / "g.db")
+    commands.create_game(store, "g1", "tortuga", ["ani", "alex", "frank"], {}, deadline_seconds=86400, start=True,
+                         at="2030-01-01T10:00:00Z", stand_in_after=1)
+    away.pause(store, "g1", "summer holidays", at="2030-01-01T11:00:00Z")
+    away.resume(store, "g1", reason="back again", at="2030-01-01T12:00:00Z")
+    away.extend(store, "g1", "frank", seconds=3600, by="player", reason="frank is travelling", at="2030-01-01T13:00:00Z")
+    away.replace(store, "g1", "alex", reason="alex left the game", at="2030-01-01T14:00:00Z")
+    commands.nmr(store, "g1", "ani", force=True, at="2030-01-01T15:00:00Z")  # one default: the stand-in takes ani's seat
+    for _ in range(100):  # the others play on until the stand-in has moved for ani
+        if any(e.data.get("by") == "stand-in" for e in store.events("g1")):
+            break
+        session = commands.load(store, "g1")
+        player, _what, sealed, _ = session.owed()[0]
+        request = next(r for r in session.requests_of(player) if r.sealed == sealed)
+        choice = session.rules.bot(f"bot/{player}", "random").choose(session.state, player, request.kind)
+        play = commands.commit_for_player if sealed else commands.decide
+        play(store, "g1", player, choice, at="2030-01-01T16:00:00Z")
+    lines: dict[str, list[str]] = {}
+    rows = [e.export_dict() for e in store.events("g1")]
+    for row in rows:
+        lines.setdefault(row["kind"], []).append(viewer.brief(row["kind"], row["data"], row["at"]))
+    assert lines["paused"] == ["game paused by the moderator: summer holidays (no deadline runs)"]
+    assert lines["resumed"] == ["game resumed by the moderator: back again"]
+    assert lines["extended"] == ["1 deadline moved by the player frank: frank is travelling "
+                                 "(frank's select 1.1 until 2030-01-02T12:00:00Z)"]  # an hour for the pause, one extended
+    assert lines["replaced"] == ["seat alex given to another person by the moderator: alex left the game"]
+    late = {"by": "moderator", "reason": "overdue", "requests": [
+        {"player": "frank", "round": 1, "step": 1, "kind": "select", "from": "2030-01-02T12:00:00Z",
+         "until": "2030-01-09T00:00:00Z"}]}
+    assert viewer.brief("extended", late, "2030-01-05T00:00:00Z").endswith(", after the deadline had passed")
+    assert not viewer.brief("extended", late, "2030-01-02T11:00:00Z").endswith("had passed")
+    stood_in = [viewer.brief(r["kind"], r["data"]) for r in rows if r["data"].get("by") == "stand-in"]
+    assert stood_in and all(line.endswith("(by the stand-in)") for line in stood_in)
+    assert "(forced)" in lines["nmr"][0]
+    html = viewer.from_store(store, "g1")
+    for line in lines["paused"] + lines["extended"] + stood_in:
+        assert line.replace("'", "&#39;") in html

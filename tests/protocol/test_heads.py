@@ -67,3 +67,12 @@ def test_cli_a_missing_heads_or_receipt_file_is_a_usage_error(tmp_path):
     for option in ("--heads", "--receipt"):
         result = CliRunner().invoke(app, ["audit", "--file", str(export), option, str(tmp_path / "gone.txt")])
         assert result.exit_code == 2 and "gone.txt" in result.stderr and not result.stdout
+
+
+def test_markup_is_replaced_by_a_space_not_removed():
+    """§13 step 2: tags become a space, so a tag between two words separates them and a tag
+    inside a word or a hash splits it."""
+    assert heads_in_text(f"event<b>70</b>{H1}") == [(70, H1)]
+    assert heads_in_text(f"ev<i></i>ent 70 {H1}") == []
+    assert heads_in_text(f"event 70 {H1[:32]}[b][/b]{H1[32:]}") == []
+    assert heads_in_text(f"event`70`{H1}") == [(70, H1)]

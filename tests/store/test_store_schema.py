@@ -14,7 +14,7 @@ EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m00
                   "m005_snapshot_digest", "m006_imap",
                   "m007_deadlines", "m008_outbox_redact", "m010_mail_moments", "m010b_plain_mail",
                   "m011_snapshot_rounds", "m012_undeliverable", "m013_page_folders",
-                  "m014_former_players", "m017_game_heads"]
+                  "m014_former_players", "m015_held_answers", "m017_game_heads"]
 
 
 def columns(db, table):
@@ -79,11 +79,12 @@ def test_blank_database_migrates_to_full_schema(db_path):
             ("claimed_at", "TEXT"),
             ("deferred_since", "TEXT"),
             ("failed_at", "TEXT"),
+            ("held_until", "TEXT"),
         ]
         assert db["outbox"].pks == ["id"]
         outbox = {column.name: column for column in db["outbox"].columns}
         nullable = {"id", "in_reply_to", "body_html", "last_error", "sent_at", "render", "redact", "attachments",
-                    "claimed_at", "deferred_since", "failed_at"}
+                    "claimed_at", "deferred_since", "failed_at", "held_until"}
         assert {name for name, column in outbox.items() if not column.notnull} == nullable
         assert outbox["refs"].default_value == "''" and outbox["attempts"].default_value == "0"
         assert [(index.columns, index.unique) for index in db["outbox"].indexes] == [
@@ -95,7 +96,8 @@ def test_blank_database_migrates_to_full_schema(db_path):
                                                ("password_hash", "TEXT"), ("tz", "TEXT"), ("plain", "INTEGER")]
         assert db["mail_players"].pks == ["game", "player"]
         assert columns(db, "mail_games") == [("game", "TEXT"), ("list_address", "TEXT"), ("player_summaries", "INTEGER"),
-                                             ("plain", "INTEGER"), ("moderator_address", "TEXT")]
+                                             ("plain", "INTEGER"), ("moderator_address", "TEXT"),
+                                             ("hold_answers_seconds", "INTEGER")]
         assert {c.name: c.default_value for c in db["mail_games"].columns}["plain"] == "0"
         assert db["mail_seen"].pks == ["key"]
         assert columns(db, "mail_strikes") == [("id", "INTEGER"), ("address", "TEXT"), ("kind", "TEXT"), ("at", "TEXT")]

@@ -132,7 +132,11 @@ def test_mail_answer_to_an_anonymous_reveal_says_it_is_held(pbem, tmp_path):
         pbem("mail", "ingest", "--file", str(msgs / f"{n}.eml"))
     out2 = tmp_path / "out2"
     out2.mkdir()
-    pbem("mail", "send", "--to-dir", str(out2))
+    # an answer that only confirms waits (10 minutes) for the player's next message: send as
+    # if that time had passed, when it goes alone if nothing carried it
+    from datetime import datetime, timedelta, timezone
+    later = (datetime.now(timezone.utc) + timedelta(hours=1)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    pbem("mail", "send", "--to-dir", str(out2), "--at", later)
     answers = [b for to, s, b in _bodies(out2) if to.startswith(last) and "answer" in b[:60]]
     reveal_answer = [a for a in answers if "> reveal vote 1" in a]
     assert reveal_answer, answers

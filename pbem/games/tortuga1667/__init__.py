@@ -54,9 +54,9 @@ def normalize(kind: str, text: str) -> str:
     w = words(text)
     if kind != "vote":
         return " ".join(w)
-    if len(w) == 2 and w[0].casefold() == "vote" and w[1].isdigit():
+    if len(w) == 2 and w[0].casefold() == "vote" and w[1].isdecimal():
         return f"vote {int(w[1])}"
-    if len(w) == 3 and w[0].casefold() == "vote" and w[1].isdigit() and w[2].isdigit() and int(w[1]) != int(w[2]):
+    if len(w) == 3 and w[0].casefold() == "vote" and w[1].isdecimal() and w[2].isdecimal() and int(w[1]) != int(w[2]):
         a, b = sorted((int(w[1]), int(w[2])))
         return f"vote {a},{b}"
     raise InvalidChoice(f"not understood: {quote(text.strip())}; {legal.SYNTAX['vote']}")

@@ -45,7 +45,7 @@ class _Reader:
             raise self.bad(f"expected {what}")
 
     def number(self, token: str) -> int:
-        if not token.isdigit() or len(token) > 3:
+        if not token.isdecimal() or len(token) > 3:
             raise self.bad(f"{quote(token)} is not a number")
         return int(token)
 
