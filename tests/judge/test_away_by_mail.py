@@ -231,7 +231,12 @@ def play(tmp_path, room, port, game_type: str, kinds: dict, seed: int, drop_afte
     return facts
 
 
-def test_a_tortuga_game_with_a_pause_extensions_and_a_replacement(tmp_path, smtp_mailroom):
+# The server seed decides the dice and the deal, so (with the players' seeded picks) the whole
+# course of each game: a fixed one makes every run the same game. (The game starts at the
+# wall clock's time, `pbem new --now`; every later time is the test's clock, relative to it.)
+
+def test_a_tortuga_game_with_a_pause_extensions_and_a_replacement(tmp_path, smtp_mailroom, fixed_seed):
+    fixed_seed("away tortuga")
     port, room = smtp_mailroom
     kinds = {"ani": by_mail.Ani, "alex": by_mail.Alex, "frank": by_mail.Frank, "lothar": by_mail.Lothar}
     facts = play(tmp_path, room, port, "tortuga", kinds, 20300101, drop_after=30)
@@ -239,7 +244,8 @@ def test_a_tortuga_game_with_a_pause_extensions_and_a_replacement(tmp_path, smtp
     check_maria(facts)
 
 
-def test_a_1667_game_with_a_pause_extensions_and_a_replacement(tmp_path, smtp_mailroom):
+def test_a_1667_game_with_a_pause_extensions_and_a_replacement(tmp_path, smtp_mailroom, fixed_seed):
+    fixed_seed("away 1667")
     port, room = smtp_mailroom
     kinds = {"ani": by_mail.Ani, "alex": by_mail.Alex, "frank": by_mail.Frank, "lothar": by_mail.Lothar,
              "mary": by_mail.Ani}
