@@ -13,7 +13,9 @@ commands; its private messages are queued once, as things stand after all of the
 Public summaries are costly to render (a replay of a round), so their outbox row holds
 what to render: the game, the round and the chain head it describes. ``mail send`` renders
 it from the log up to that head, so the text is the same whenever it is rendered
-(``materialize``); everything else is rendered when queued.
+(``materialize``). Private messages queued with a moment are kept as their model (the
+player's view when queued) and rendered by ``mail send`` too (``render_private_part``);
+everything else is rendered when queued.
 """
 
 from __future__ import annotations
@@ -157,31 +159,65 @@ def queue_private(store, session, player: str, at: str, notice: str = "", kind: 
     """Queue ``player``'s private message (with ``notice`` above it, e.g. their password);
     due times in UTC and in the player's own time zone, if they set one. ``secret`` (the
     password in the notice) is removed from the stored message once it is sent."""
-    from ..render import summary
     from ..store import outbox
     row = tables.mail_player(store, session.game_id, player)
     if row is None:
         return None
     from .moment import current
-    body = (summary.render_private(session, player, "text", tz=row.tz, by_mail=True)[1] if session.started else
-            _not_started(session))
     how = _how_to_reply(session, player)
-    text = notice + body + how
-    html = None
-    if session.started and not row.plain:  # the HTML part says all the text says, and draws the board
-        from .htmlmail import Html, document
-        html = document(notice, Html(summary.render_private(session, player, "html", tz=row.tz, by_mail=True)[1]), how)
     where = "before the start" if session.state is None else _where(session)
     subject = subject or f"{subject_tag(session.game_id)} private message for {player}: {where}"
     m = current(store)
+    html_wanted = session.started and not row.plain  # the HTML part says all the text says, and draws the board
     # goes out with the rest of the moment, after the answer; a message with a password in it
     # goes alone, so that the outbox can cut the password out once it is sent (``redact``)
     if m is not None and kind == "private" and not secret:
-        m.add_private(session.game_id, player, row.address, text, subject, html=html)
+        part = _private_part(session, player, row.tz, notice, how, html_wanted)
+        m.add_private(session.game_id, player, row.address, subject, part)
         return None
+    text, html = render_private_part(_private_spec(session, player, row.tz, notice, how, html_wanted))
     return outbox.queue(store, game=session.game_id, kind=kind, recipient=row.address, subject=subject,
                         text=text, html=html, in_reply_to=in_reply_to, at=at, domain=_domain(store),
                         redact=secret)
+
+
+def _private_spec(session, player: str, tz: str | None, notice: str, how: str, html: bool) -> dict:
+    """What a private message is rendered from: the player's view as of now (its model,
+    ``pbem.render.summary.private_model``), the text above and below it, and whether it has
+    an HTML part; before the start, its text alone."""
+    if not session.started:
+        return {"text": notice + _not_started(session) + how}
+    from ..render import summary
+    game_type, model = summary.private_model(session, player, tz=tz, by_mail=True)
+    return {"game_type": game_type, "model": model, "notice": notice, "how": how, "html": html}
+
+
+def _private_part(session, player: str, tz: str | None, notice: str, how: str, html: bool) -> dict:
+    """A moment's part for ``player``'s private message, kept as what to render when the
+    message is sent (``{"private": spec}``; see ``pbem.mail.moment``): the model is
+    rendered then, as it was now. A model that JSON would not give back equal (a tuple, a
+    key that is not a string) is rendered now instead, so the text is the same either way
+    (models are plain data: no str subclass such as markupsafe.Markup, which JSON would
+    give back equal but as a plain str)."""
+    spec = _private_spec(session, player, tz, notice, how, html)
+    if "model" in spec and json.loads(json.dumps(spec["model"])) == spec["model"]:
+        return {"private": spec}
+    text, html_doc = render_private_part(spec)
+    return {"text": text, **({"html": html_doc} if html_doc else {})}
+
+
+def render_private_part(spec: dict) -> tuple[str, str | None]:
+    """(text, HTML or None) of a private message from ``_private_spec``."""
+    if "model" not in spec:
+        return spec["text"], None
+    from ..render import summary
+    body = summary.render_private_model(spec["game_type"], spec["model"], "text")
+    html = None
+    if spec["html"]:
+        from .htmlmail import Html, document
+        html = document(spec["notice"], Html(summary.render_private_model(spec["game_type"], spec["model"], "html")),
+                        spec["how"])
+    return spec["notice"] + body + spec["how"], html
 
 
 def queue_summary(store, session, round_: int | None, at: str, final: bool = False) -> None:

@@ -11,12 +11,18 @@ The list address gets the summaries alone. With ``pbem mail settings GAME
 --player-summaries no`` a game with a list leaves the round summaries to the list: its
 players get the final result, and otherwise only answers and private messages.
 
-Summaries are rendered when the message is sent (a summary replays the log up to the head it
-names, so its text is the same whenever it is rendered); a message that carries one is
-queued as what to render: ``{"parts": [...]}``, each part ``{"text": ...}`` or ``{"spec":
-...}`` (see ``pbem.mail.judge.queue_summary``). ``render_row`` makes its bodies; the HTML
-alternative (when a part has HTML: a summary, a private message) is built in ``html_of``
-alone, by ``pbem.mail.htmlmail.document``.
+Summaries and private messages are rendered when the message is sent, not in the moment's
+transaction. A summary replays the log up to the head it names, so its text is the same
+whenever it is rendered; a private message keeps its model (the player's view as of the
+moment, all its templates receive: ``pbem.render.summary.private_model``), so it shows
+what the player owed then, not what they owe when it goes. A message that carries either
+is queued as what to render: ``{"parts": [...]}``, each part ``{"text": ...}``, ``{"spec":
+...}`` (see ``pbem.mail.judge.queue_summary``) or ``{"private": ...}`` (see
+``pbem.mail.judge.queue_private``). ``render_row`` makes its bodies, at send time
+(``pbem.mail.send.render_pending``); the HTML alternative (when a part has HTML: a summary,
+a private message) is built in ``html_of`` alone, by ``pbem.mail.htmlmail.document``.
+A message with a secret in it (a welcome with its password) is rendered when queued, so
+that the outbox can cut the secret out of its bodies once it is sent.
 
 An answer that only confirms moves (every line applied, nothing refused, nothing asked for,
 and to a player of the game) is not sent at once when it would go alone: it is queued HELD
@@ -68,13 +74,14 @@ class Moment:
         self.summaries = [s for s in self.summaries if (s["spec"]["what"], s["spec"].get("round")) != key]
         self.summaries.append({"spec": spec, "subject": subject, "kind": kind})
 
-    def add_private(self, game: str, player: str, address: str, text: str, subject: str,
-                    html: str | None = None) -> None:
-        """``html``: the private message's own HTML document, if it has one (a board picture);
-        else the HTML alternative shows its text."""
+    def add_private(self, game: str, player: str, address: str, subject: str, part: dict) -> None:
+        """``part``: the private message as a part of a message (see ``flush``): rendered
+        (``{"text", "html"?}``; ``html``, the message's own HTML document if it has one,
+        else the HTML alternative shows its text), or what to render it from when it is
+        sent (``{"private": spec}``, from ``pbem.mail.judge.queue_private``)."""
         _check(address)
         self.game = self.game or game
-        self.privates[player] = {"text": text, "subject": subject, "address": address, "html": html}
+        self.privates[player] = {"part": part, "subject": subject, "address": address}
 
 
 def _check(address: str) -> None:
@@ -135,8 +142,12 @@ def flush(store, m: Moment) -> list[str]:
         parts += [{"spec": s["spec"]} for s in shared]
         private = m.privates.get(player)
         if private is not None:
-            text = (LATE + private["text"]) if player in m.defaulted else private["text"]
-            parts.append({"text": text, **({"html": private["html"]} if private.get("html") else {})})
+            part = dict(private["part"])
+            if player in m.defaulted and "text" in part:
+                part["text"] = LATE + part["text"]
+            elif player in m.defaulted:
+                part["late"] = True
+            parts.append(part)
         if not parts:
             continue
         address = (answer or private or {}).get("address") or players[player].address
@@ -224,6 +235,12 @@ def render_row(store, game: str, render: str, cache: dict) -> tuple[str, str | N
         if "text" in part:
             texts.append(part["text"])
             htmls.append(part.get("html"))
+            continue
+        if "private" in part:  # a private message: its model, as it was when the message was queued
+            from .judge import render_private_part
+            text, html = render_private_part(part["private"])
+            texts.append((LATE + text) if part.get("late") else text)
+            htmls.append(html)
             continue
         key = (game, json.dumps(part["spec"], sort_keys=True))
         if key not in cache:

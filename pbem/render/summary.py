@@ -7,6 +7,8 @@ text shows, and the only data the templates receive):
                                         round of a finished game, the final result follows
     render_all(record, fmt)             every round, then the result
     render_private(session, player, fmt, tz)  one player's private message
+    private_model(session, player, tz)        its model alone, to render later
+    render_private_model(game, model, fmt)    ... rendered from that model
     render_result(record, fmt)          the final result alone
 
 ``record`` is a ``pbem.render.record.GameRecord`` (``record.from_store`` /
@@ -20,7 +22,7 @@ import importlib
 from .environment import check_format, render
 from .escape import FORMATS
 
-__all__ = ["FORMATS", "render_public", "render_all", "render_private", "render_result", "render_audit"]
+__all__ = ["FORMATS", "render_public", "render_all", "render_private", "private_model", "render_private_model", "render_result", "render_audit"]
 
 
 def _models(game_type: str):
@@ -78,9 +80,17 @@ def render_private(session, player: str, fmt: str, tz: str | None = None, by_mai
     times in UTC, and also in time zone ``tz`` when the player set one. ``by_mail``: the
     message goes to the player by mail, so it says what to reply (seal CHOICE, reveal CHOICE
     SALT, the choice itself) rather than what to run."""
+    check_format(fmt)
+    game_type, model = private_model(session, player, tz=tz, by_mail=by_mail)
+    return model, render(game_type, "private", fmt, msg=model)
+
+
+def private_model(session, player: str, tz: str | None = None, by_mail: bool = False) -> tuple[str, dict]:
+    """(game type, model) of ``player``'s private message as things stand in ``session``:
+    all that its templates receive, so that it can be rendered later, in any format, with
+    ``render_private_model`` (the judge keeps it until the message is sent)."""
     from ..protocol.reports import private
     from .times import shown
-    check_format(fmt)
     game_type = session.meta["game_type"]
     report = private(session, player)
     for request in report["requests"]:
@@ -92,7 +102,12 @@ def render_private(session, player: str, fmt: str, tz: str | None = None, by_mai
     else:
         model = models.private_model(report)
     model["by_mail"] = by_mail
-    return model, render(game_type, "private", fmt, msg=model)
+    return game_type, model
+
+
+def render_private_model(game_type: str, model: dict, fmt: str) -> str:
+    """The text of a private message from its model (``private_model``)."""
+    return render(game_type, "private", check_format(fmt), msg=model)
 
 
 def render_audit(record, report: dict, fmt: str):

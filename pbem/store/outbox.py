@@ -101,7 +101,21 @@ class OutboxRow:
         data["references"] = list(self.references)
         if not bodies:
             del data["body_text"], data["body_html"]
+            data["render"] = public_render(self.render)
         return data
+
+
+def public_render(render: str | None) -> str | None:
+    """What a row is rendered from, with only its public parts (the summaries' specs): an
+    answer's text and a private message's model (the player's view) become ``{"private":
+    true}``."""
+    import json
+    if render is None:
+        return None
+    data = json.loads(render)
+    if "parts" not in data:  # a row queued before moments: one summary spec alone
+        return render
+    return json.dumps({"parts": [part if set(part) == {"spec"} else {"private": True} for part in data["parts"]]})
 
 
 # -- queueing (inside the caller's transaction) ---------------------------------------------

@@ -61,7 +61,12 @@ class Judge:
                 self.passwords[row["recipient"].split("@")[0]] = found.group(1)
         self.minute = 1
 
-    def outbox(self, kind: str | None = None) -> list[dict]:
+    def outbox(self, kind: str | None = None, rendered: bool = True) -> list[dict]:
+        """The outbox's rows; ``rendered``: first render the rows that wait to be rendered
+        (public summaries, private messages), as ``pbem mail send`` does before it sends."""
+        if rendered:
+            from pbem.mail.send import render_pending
+            render_pending(self.store)
         cur = self.store.conn.execute("select * from outbox order by id")
         names = [d[0] for d in cur.description]
         rows = [dict(zip(names, r)) for r in cur.fetchall()]
@@ -80,7 +85,7 @@ class Judge:
 
     def frozen(self):
         """Everything a refused message must leave as it was (but the seen-record)."""
-        return (json.dumps(self.log()), json.dumps(self.outbox()))
+        return (json.dumps(self.log()), json.dumps(self.outbox(rendered=False)))
 
 
 class FixedSeed:

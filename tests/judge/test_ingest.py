@@ -175,14 +175,15 @@ def test_a_resolved_step_queues_the_summary_for_everyone_and_the_list(game):
         game.send(player, f"password {game.passwords[player]}\nseal {default_select(game, player)}")
     # the last sealer's answer carries the summary; everyone else gets it, with their private
     # message, and the three who sealed before get the answer to their mail first (held for it)
-    assert [r["recipient"] for r in game.outbox("summary")] == ["table@lists.example.org"]
-    carried = {r["recipient"]: r for r in game.outbox("answer") if r["render"]}
+    assert [r["recipient"] for r in game.outbox("summary", rendered=False)] == ["table@lists.example.org"]
+    carried = {r["recipient"]: r for r in game.outbox("answer", rendered=False) if r["render"]}
     assert sorted(carried) == sorted(f"{p}@example.org" for p in ("ani", "alex", "frank", "lothar"))
     assert all([list(part)[0] for part in json.loads(r["render"])["parts"]][:2] == ["text", "spec"]
                for r in carried.values())
-    last = game.outbox("answer")[-1]
+    last = game.outbox("answer", rendered=False)[-1]
     assert last["recipient"] == "lothar@example.org"
-    assert [list(part) for part in json.loads(last["render"])["parts"]] == [["text"], ["spec"], ["text", "html"]]
+    # the private message is kept as its model (lothar's view now), rendered when it is sent
+    assert [list(part) for part in json.loads(last["render"])["parts"]] == [["text"], ["spec"], ["private"]]
     # rendered: the text in that order, and an HTML part that says all of it, the board drawn
     from pbem.mail.moment import render_row
     text, html, files = render_row(game.store, "g1", last["render"], {})

@@ -17,7 +17,8 @@ def default_select(game, player):
 
 
 def parts(row) -> list[str]:
-    """What a queued row carries, in order: "text" parts and "spec" (summary) parts."""
+    """What a queued row carries, in order: "text" parts, "spec" (summary) parts and
+    "private" parts (a private message's model, rendered when it is sent)."""
     if row["render"] is None:
         return ["text"]
     return [next(iter(part)) for part in json.loads(row["render"])["parts"]]
@@ -29,38 +30,40 @@ def seal_all(game):
 
 
 def test_one_message_per_player_per_mail_answer_first(game):
-    before = len(game.outbox())
+    before = len(game.outbox(rendered=False))
     seal_all(game)
-    rows = game.outbox()[before:]
+    rows = game.outbox(rendered=False)[before:]
     last = [r for r in rows if r["queued_at"] == rows[-1]["queued_at"]]  # what lothar's mail caused
     assert sorted(r["recipient"] for r in last) == sorted(
         ["ani@example.org", "alex@example.org", "frank@example.org", "lothar@example.org", "table@lists.example.org"])
     by = {r["recipient"]: r for r in last}
-    assert by["lothar@example.org"]["kind"] == "answer" and parts(by["lothar@example.org"]) == ["text", "spec", "text"]
+    assert by["lothar@example.org"]["kind"] == "answer" and parts(by["lothar@example.org"]) == ["text", "spec", "private"]
     # the answers to the others' seals (they only confirmed) waited for this message: first in it
-    assert by["ani@example.org"]["kind"] == "answer" and parts(by["ani@example.org"]) == ["text", "spec", "text"]
+    assert by["ani@example.org"]["kind"] == "answer" and parts(by["ani@example.org"]) == ["text", "spec", "private"]
     assert parts(by["table@lists.example.org"]) == ["spec"]
     assert len(rows) == len(last)  # nothing else: no answer went alone
 
 
 def test_summaries_left_to_the_list(game):
     deadlines.set_player_summaries(game.store, "g1", False)
-    before = len(game.outbox())
+    before = len(game.outbox(rendered=False))
     seal_all(game)
-    rows = game.outbox()[before:]
+    rows = game.outbox(rendered=False)[before:]
     last = {r["recipient"]: r for r in rows if r["queued_at"] == rows[-1]["queued_at"]}
     lothar = last["lothar@example.org"]  # the answer, then the private message, no summary
-    assert parts(lothar) == ["text"] and lothar["kind"] == "answer"
-    body = lothar["body_text"]
+    assert parts(lothar) == ["text", "private"] and lothar["kind"] == "answer"
+    ani = last["ani@example.org"]  # her held answer, then her private message
+    assert ani["kind"] == "answer" and parts(ani) == ["text", "private"]
+    rendered = {r["id"]: r for r in game.outbox(rendered=True)}
+    body = rendered[lothar["id"]]["body_text"]
     assert body.index("The judge's answer for lothar") < body.index("private message for lothar")
     assert "Chain head: event" not in body
-    ani = last["ani@example.org"]  # her held answer, then her private message
-    assert ani["kind"] == "answer" and parts(ani) == ["text"]
-    assert ani["body_text"].index("The judge's answer for ani") < ani["body_text"].index("private message for ani")
+    body = rendered[ani["id"]]["body_text"]
+    assert body.index("The judge's answer for ani") < body.index("private message for ani")
     assert parts(last["table@lists.example.org"]) == ["spec"]
     # the final result still goes to everyone, with the export
     commands.reveal_seed(game.store, "g1", force=True, at="2030-01-01T11:00:00Z")
-    result = [r for r in game.outbox() if r["kind"] == "result"]
+    result = [r for r in game.outbox(rendered=False) if r["kind"] == "result"]
     assert sorted(r["recipient"] for r in result) == sorted(
         ["ani@example.org", "alex@example.org", "frank@example.org", "lothar@example.org", "table@lists.example.org"])
 
@@ -75,7 +78,7 @@ def test_the_setting_is_kept_when_the_list_address_changes(game):
 # ---------------------------------------------------------------------- answers held for the next message
 
 def held_rows(game):
-    return [r for r in game.outbox() if r["held_until"] and r["state"] == "queued"]
+    return [r for r in game.outbox(rendered=False) if r["held_until"] and r["state"] == "queued"]
 
 
 def due_to(game, address, now):
@@ -114,8 +117,8 @@ def test_held_answers_join_in_order_and_the_next_message_carries_them_first(game
     for player in ("alex", "frank", "lothar"):  # the step resolves: ani's next message carries both answers
         game.send(player, f"password {game.passwords[player]}\nseal {default_select(game, player)}")
     assert not held_rows(game)
-    [carrier] = [r for r in game.outbox() if r["recipient"] == "ani@example.org" and r["render"]]
-    assert carrier["kind"] == "answer" and parts(carrier) == ["text", "spec", "text"]
+    [carrier] = [r for r in game.outbox(rendered=False) if r["recipient"] == "ani@example.org" and r["render"]]
+    assert carrier["kind"] == "answer" and parts(carrier) == ["text", "spec", "private"]
     assert carrier["in_reply_to"] == mail_ids[-1] and set(mail_ids) <= set(carrier["refs"].split())
     text = json.loads(carrier["render"])["parts"][0]["text"]
     assert text == row["body_text"]  # every word of the answers, receipts included
@@ -123,32 +126,32 @@ def test_held_answers_join_in_order_and_the_next_message_carries_them_first(game
 
 @pytest.mark.parametrize("body", ["seal Z,Z,Z", "status", "help", "hello there"])
 def test_an_answer_that_refuses_or_answers_a_question_goes_at_once(game, body):
-    before = len(game.outbox())
+    before = len(game.outbox(rendered=False))
     result = game.send("ani", f"password {game.passwords['ani']}\n{body}")
     assert result.answered
-    [row] = game.outbox()[before:]
+    [row] = game.outbox(rendered=False)[before:]
     assert row["kind"] == "answer" and row["held_until"] is None and row["next_try_at"] == row["queued_at"]
 
 
 def test_a_partly_applied_mail_is_answered_at_once(game):
-    before = len(game.outbox())
+    before = len(game.outbox(rendered=False))
     game.send("ani", f"password {game.passwords['ani']}\nseal {default_select(game, 'ani')}\nseal Z,Z,Z")
-    [row] = game.outbox()[before:]
+    [row] = game.outbox(rendered=False)[before:]
     assert "REFUSED" in row["body_text"] and row["held_until"] is None
 
 
 def test_a_stranger_is_answered_at_once(game):
-    before = len(game.outbox())
+    before = len(game.outbox(rendered=False))
     assert game.send("mallory@example.net", "seal A").answered
-    [row] = game.outbox()[before:]
+    [row] = game.outbox(rendered=False)[before:]
     assert row["held_until"] is None
 
 
 def test_hold_answers_0_answers_every_mail_at_once(game):
     deadlines.set_hold_answers(game.store, "g1", 0)
-    before = len(game.outbox())
+    before = len(game.outbox(rendered=False))
     game.send("ani", f"password {game.passwords['ani']}\nseal {default_select(game, 'ani')}")
-    [row] = game.outbox()[before:]
+    [row] = game.outbox(rendered=False)[before:]
     assert row["kind"] == "answer" and row["held_until"] is None
 
 
@@ -176,7 +179,7 @@ def test_a_carried_answer_keeps_the_subject_of_what_is_new(game, helpers):
     game.send("ani", f"password {game.passwords['ani']}\nseal {default_select(game, 'ani')}")
     [held] = held_rows(game)
     commands.reveal_seed(game.store, "g1", force=True, at=helpers.at(game.minute + 1))
-    [result] = [r for r in game.outbox() if r["recipient"] == "ani@example.org" and r["render"]]
+    [result] = [r for r in game.outbox(rendered=False) if r["recipient"] == "ani@example.org" and r["render"]]
     assert result["subject"] == "[g1] final result and server seed" and result["kind"] == "answer"
     assert result["in_reply_to"] == held["in_reply_to"] and parts(result)[:2] == ["text", "spec"]
     assert not held_rows(game)
