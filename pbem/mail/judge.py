@@ -134,12 +134,14 @@ def _queue_privates(store, session, before: dict, seq: int, at: str) -> None:
     now = _owed(session)
     from .moment import current
     m = current(store)
+    where = None
     for player in tables.mail_players(store, session.game_id):
         withdrawn = player in before and player not in now and player not in named
         if player in defaulted or withdrawn or (player in now and now[player] != before.get(player)):
             if player in defaulted and m is not None:
                 m.defaulted.add(player)  # said on top of their message, whatever else it carries
-            queue_private(store, session, player, at)
+            where = where or _place(session)  # the same for every player
+            queue_private(store, session, player, at, where=where)
 
 
 # ---------------------------------------------------------------------- queueing
@@ -155,18 +157,20 @@ def recipients(store, game: str) -> list[tuple[str | None, str]]:
 
 def queue_private(store, session, player: str, at: str, notice: str = "", kind: str = "private",
                   in_reply_to: str | None = None, subject: str | None = None,
-                  secret: str | None = None) -> str | None:
+                  secret: str | None = None, where: str | None = None) -> str | None:
     """Queue ``player``'s private message (with ``notice`` above it, e.g. their password);
     due times in UTC and in the player's own time zone, if they set one. ``secret`` (the
-    password in the notice) is removed from the stored message once it is sent."""
+    password in the notice) is removed from the stored message once it is sent. ``where``:
+    ``_place(session)``, when the caller has it already."""
     from ..store import outbox
     row = tables.mail_player(store, session.game_id, player)
     if row is None:
         return None
     from .moment import current
     how = _how_to_reply(session, player)
-    where = "before the start" if session.state is None else _where(session)
-    subject = subject or f"{subject_tag(session.game_id)} private message for {player}: {where}"
+    if not subject:
+        where = where or _place(session)
+        subject = f"{subject_tag(session.game_id)} private message for {player}: {where}"
     m = current(store)
     html_wanted = session.started and not row.plain  # the HTML part says all the text says, and draws the board
     # goes out with the rest of the moment, after the answer; a message with a password in it
@@ -293,6 +297,11 @@ def _how_to_reply(session, player: str) -> str:
               "Lines quoted with '>' and everything below '-- ' are not read; greetings and sign-offs",
               "around your commands do no harm."]
     return "\n".join(lines) + "\n"
+
+
+def _place(session) -> str:
+    """Where the game is, for the subject of a private message."""
+    return "before the start" if session.state is None else _where(session)
 
 
 def _where(session) -> str:

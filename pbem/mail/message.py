@@ -11,8 +11,10 @@ from __future__ import annotations
 
 import email
 import email.header
+import email.message
 import email.utils
 import email.policy
+import functools
 import hashlib
 import re
 from dataclasses import dataclass
@@ -32,6 +34,36 @@ _DIGEST = re.compile(rb"^content-type[ \t]*:[ \t]*(?:\r?\n[ \t]+)?multipart/dige
 _ANGLE_ID = re.compile(r"<([^<>]*)>")
 _ADDRESS = re.compile(r"[^\s<>@\"',;:()]+@[^\s<>@\"',;:()]+")
 _HEADER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*\Z")
+# The message is taken apart with compat32 (``_Parsed``), whose header values stay the raw
+# strings until read: the default policy parses a part's Content-Type into a header object
+# each time it is read, several times per part, which costs several times the rest of the
+# parse. What is read is read as the default policy reads it (see ``_Parsed``).
+PARSE_POLICY = email.policy.compat32
+# Headers whose meaning the parser and the body's reading take from the default policy's
+# rendering of them (a damaged boundary parameter, say, is mended by it).
+_MIME_HEADERS = frozenset(("content-type", "content-transfer-encoding", "content-disposition"))
+
+
+class _Parsed(email.message.Message):
+    """A part of a message parsed with compat32 whose MIME headers read as they read in a
+    message parsed with the default policy: the text of the default policy's header object
+    for the same raw value (what ``Message``'s methods make of it, as they take ``str()``
+    of it), kept for the next message with the same value. So the parts, their types,
+    boundaries, transfer encodings and file names are those the default policy gives."""
+
+    def get(self, name, failobj=None):
+        lower = name.lower()
+        if lower not in _MIME_HEADERS:
+            return super().get(name, failobj)
+        for key, value in self._headers:
+            if key.lower() == lower:
+                return _as_default(key, value)
+        return failobj
+
+
+@functools.lru_cache(maxsize=512)
+def _as_default(name: str, value: str) -> str:
+    return str(email.policy.default.header_fetch_parse(name, value))
 
 
 class MailError(ValueError):
@@ -79,7 +111,8 @@ def read_message(raw: bytes, limited: bool = True) -> Incoming:
         raise MailError("the message is empty: expected an email message (header lines such as "
                         "From: and Subject:, a blank line, then the body)")
     try:
-        msg = email.message_from_bytes(raw, policy=email.policy.default)
+        msg = email.message_from_bytes(raw, _class=_Parsed if PARSE_POLICY is email.policy.compat32 else None,
+                                       policy=PARSE_POLICY)
         fields = _raw_headers(msg)
     except Exception as exc:  # the email package gave up: nothing to read
         raise MailError(f"not a readable email message ({type(exc).__name__}); expected header "
@@ -159,9 +192,18 @@ def _decoded(msg, fields: dict[str, list[str]], name: str) -> str:
     if "=?" not in value and value.isascii():
         return value
     try:
-        return _clean(" ".join(str(msg[name]).split()))
+        return _clean(" ".join(str(_fetched(msg, name)).split()))
     except Exception:
         return value
+
+
+def _fetched(msg, name: str):
+    """``msg[name]`` as a message parsed with the default policy gives it: the first such
+    header, decoded (RFC 2047 words) by the default policy's header registry."""
+    for key, value in msg.raw_items():
+        if key.lower() == name:
+            return email.policy.default.header_fetch_parse(key, value)
+    return None
 
 
 def _identity(value: str, raw: bytes) -> tuple[str | None, str]:

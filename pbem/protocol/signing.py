@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import functools
 
 from .canonical import canonical_json, sha256_hex
 
@@ -89,6 +90,20 @@ def _public_text(raw: bytes) -> str:
 
 
 def _private_key(secret_text: str):
+    """The key object of a secret key text. Making one derives its public key (a scalar
+    multiplication); the judge signs a receipt with the same key for every move of a game,
+    so the last few are kept (in this process only, as the key text itself is)."""
+    if isinstance(secret_text, str):
+        return _cached_key(secret_text)
+    return _key(secret_text)  # not a key text: refused with the usual words
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_key(secret_text: str):
+    return _key(secret_text)
+
+
+def _key(secret_text: str):
     from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
 
     return Ed25519PrivateKey.from_private_bytes(parse_secret_key(secret_text))

@@ -321,6 +321,13 @@ def m017_game_heads(db: Database) -> None:
                        [seq, *columns, game])
 
 
+def m018_outbox_held(db: Database) -> None:
+    # The answers held for a player's next message are looked up at every moment that mails
+    # them (pbem.store.outbox.held): by game and time, not by walking every queued row of
+    # the game (a judge whose mail waits, e.g. a long ingest before a send, has many).
+    db.execute("CREATE INDEX outbox_held ON outbox (game, held_until) WHERE held_until IS NOT NULL")
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -338,6 +345,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m014_former_players,
     m015_held_answers,
     m017_game_heads,
+    m018_outbox_held,
 ]
 
 

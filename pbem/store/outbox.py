@@ -20,7 +20,6 @@ from __future__ import annotations
 import re
 import secrets
 import sqlite3
-import unicodedata
 from dataclasses import asdict, dataclass
 from typing import Iterable
 
@@ -197,11 +196,17 @@ def check_message_id(value: object, what: str = "Message-ID") -> str:
     return value
 
 
+# Every character of Unicode categories Cc (controls), Zl and Zp (line and paragraph
+# separators) but the tab: what a header value may not hold.
+_NOT_IN_HEADER = re.compile("[\x00-\x08\x0a-\x1f\x7f-\x9f\u2028\u2029]")
+
+
 def _header_value(value: object, what: str) -> str:
     # A line break in a header value would start a new header (or the body): injection.
     if not isinstance(value, str):
         raise StoreError(f"{what} must be a string, got {type(value).__name__}")
-    bad = next((c for c in value if c != "\t" and unicodedata.category(c) in ("Cc", "Zl", "Zp")), None)
+    found = _NOT_IN_HEADER.search(value)
+    bad = found.group() if found else None
     if bad is not None:
         raise StoreError(f"{what} {value!r} holds a control character ({bad!r}); "
                          "a header is one line of text")

@@ -101,12 +101,15 @@ def test_the_default_applies_once_after_deadline_and_grace(timed):
     assert [(e["data"]["player"], e["at"]) for e in nmr] == [("lothar", when(25))]
     assert "forced" not in nmr[0]["data"]  # through the protocol's own deadline check
     # the step resolved: the judge's write hook queued lothar's private message and the summary
-    after = [r for r in game.outbox() if r["queued_at"] == when(25)]
+    after = [r for r in game.outbox(rendered=False) if r["queued_at"] == when(25)]
     # one message per player for the moment: the summary, then lothar's private message
+    # (its model, rendered when it is sent)
     lothar = [r for r in after if r["recipient"] == "lothar@example.org"]
     assert [r["kind"] for r in lothar] == ["summary"]
     parts = json.loads(lothar[0]["render"])["parts"]
-    assert [sorted(p) for p in parts] == [["spec"], ["html", "text"]] and "private message for lothar" in parts[1]["text"]
+    assert [sorted(p) for p in parts] == [["spec"], ["late", "private"]]
+    text = [r for r in game.outbox() if r["id"] == lothar[0]["id"]][0]["body_text"]
+    assert text.index("Chain head:") < text.index("You were late") < text.index("private message for lothar")
     before = everything(game)
     assert deadlines.tick(game.store, when(25)) == []  # run twice at the same time: nothing more
     assert everything(game) == before
@@ -276,7 +279,8 @@ def test_late_players_defaulted_in_one_tick_get_one_message(timed):
     assert [(a.action, a.player) for a in acts] == [("defaulted", p) for p in ("alex", "frank", "lothar")]
     # one tick, one message to alex: the summary (his default applied, the step resolved)
     # and his private message for the next step, not one message per default
-    told = [r for r in game.outbox() if r["queued_at"] == when(24.5) and r["recipient"] == "alex@example.org"]
+    told = [r for r in game.outbox(rendered=False)
+            if r["queued_at"] == when(24.5) and r["recipient"] == "alex@example.org"]
     assert len(told) == 1 and told[0]["kind"] == "summary"
     from pbem.mail.moment import render_row
     text = render_row(game.store, "g1", told[0]["render"], {})[0]

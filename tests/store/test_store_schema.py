@@ -14,7 +14,7 @@ EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m00
                   "m005_snapshot_digest", "m006_imap",
                   "m007_deadlines", "m008_outbox_redact", "m010_mail_moments", "m010b_plain_mail",
                   "m011_snapshot_rounds", "m012_undeliverable", "m013_page_folders",
-                  "m014_former_players", "m015_held_answers", "m017_game_heads"]
+                  "m014_former_players", "m015_held_answers", "m017_game_heads", "m018_outbox_held"]
 
 
 def columns(db, table):
@@ -88,6 +88,7 @@ def test_blank_database_migrates_to_full_schema(db_path):
         assert {name for name, column in outbox.items() if not column.notnull} == nullable
         assert outbox["refs"].default_value == "''" and outbox["attempts"].default_value == "0"
         assert [(index.columns, index.unique) for index in db["outbox"].indexes] == [
+            (["game", "held_until"], 0),
             (["game", "state"], 0),
             (["state", "next_try_at"], 0),
             (["message_id"], 1),
