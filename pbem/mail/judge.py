@@ -47,10 +47,10 @@ def watch(store, session):
     """Called inside a write, before its events: remember what each player owed."""
     if not tables.uses_mail(store, session.game_id):
         return None
-    before = _owed(session)
+    privates = getattr(store, "held_privates", None) != session.game_id
+    before = _owed(session) if privates else {}  # within one_mail, it has its own
     position = _position(session) + (session.seed_revealed,)
     seq = session.seq
-    privates = getattr(store, "held_privates", None) != session.game_id
 
     def after(session, at: str) -> None:
         from .moment import moment

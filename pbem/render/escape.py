@@ -74,6 +74,15 @@ def finalizer(fmt: str):
             return value  # made safe by a filter below, or by Jinja itself (html macros)
         return escape(value)
 
+    if escape is text or escape is html:  # show_controls alone: the common values the quick way
+        def quick(value):
+            kind = type(value)
+            if kind is str:
+                return value if value.isprintable() else show_controls(value)
+            if kind is int:
+                return str(value)
+            return finalize(value)
+        return quick
     return finalize
 
 
