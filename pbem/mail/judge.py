@@ -135,13 +135,13 @@ def _queue_privates(store, session, before: dict, seq: int, at: str) -> None:
     from .moment import current
     m = current(store)
     where = None
-    for player in tables.mail_players(store, session.game_id):
+    for player, row in tables.mail_players(store, session.game_id).items():
         withdrawn = player in before and player not in now and player not in named
         if player in defaulted or withdrawn or (player in now and now[player] != before.get(player)):
             if player in defaulted and m is not None:
                 m.defaulted.add(player)  # said on top of their message, whatever else it carries
             where = where or _place(session)  # the same for every player
-            queue_private(store, session, player, at, where=where)
+            queue_private(store, session, player, at, where=where, row=row)
 
 
 # ---------------------------------------------------------------------- queueing
@@ -157,13 +157,14 @@ def recipients(store, game: str) -> list[tuple[str | None, str]]:
 
 def queue_private(store, session, player: str, at: str, notice: str = "", kind: str = "private",
                   in_reply_to: str | None = None, subject: str | None = None,
-                  secret: str | None = None, where: str | None = None) -> str | None:
+                  secret: str | None = None, where: str | None = None, row=None) -> str | None:
     """Queue ``player``'s private message (with ``notice`` above it, e.g. their password);
     due times in UTC and in the player's own time zone, if they set one. ``secret`` (the
-    password in the notice) is removed from the stored message once it is sent. ``where``:
-    ``_place(session)``, when the caller has it already."""
+    password in the notice) is removed from the stored message once it is sent. ``where``
+    (``_place(session)``) and ``row`` (the player's ``mail_player``): when the caller has
+    them already, in the same transaction."""
     from ..store import outbox
-    row = tables.mail_player(store, session.game_id, player)
+    row = row or tables.mail_player(store, session.game_id, player)
     if row is None:
         return None
     from .moment import current
