@@ -24,9 +24,12 @@ from . import judge
 NOTICE_KINDS = ("paused", "resumed", "extended", "replaced")
 
 
-def notices(store, session, seq: int, at: str) -> None:
-    """Queue the notices of the discretionary events after ``seq`` (see the module docstring)."""
-    events = [ev for ev in store.events(session.game_id, after=seq) if ev.kind in NOTICE_KINDS]
+def notices(store, session, seq: int, at: str, events=None) -> None:
+    """Queue the notices of the discretionary events after ``seq`` (see the module docstring);
+    ``events``: those events, when the caller has read them."""
+    if events is None:
+        events = store.events(session.game_id, after=seq)
+    events = [ev for ev in events if ev.kind in NOTICE_KINDS]
     for ev in events:
         if ev.kind == "paused":
             _tell(store, session, None, at, f"paused by the moderator", _paused_text(session, ev.data, ev.at))
@@ -49,17 +52,20 @@ def notices(store, session, seq: int, at: str) -> None:
             _tell(store, session, seat, at, f"{seat} has a new player", text)
 
 
-def remind_again(store, session, seq: int, at: str) -> None:
+def remind_again(store, session, seq: int, at: str, events=None) -> None:
     """The requests whose deadline an extension or a resume after ``seq`` moved: a notice
     about the old time that is still queued is dropped, and the notice can go again about
     the new one, as far as its moment is still ahead: The reminder, when the new deadline is
     further away than the reminder time (``--remind``): an extension a moment before the
     deadline is itself the news, and the player was told of it. The late notice, when the
     request is no longer late (a resume of a game that waits keeps an overdue request late:
-    nobody is told so twice)."""
+    nobody is told so twice). ``events``: the game's events after ``seq``, when the caller
+    has read them."""
     from ..store import outbox
     from .deadlines import LATE, REMINDER, later, requests
-    events = [ev for ev in store.events(session.game_id, after=seq) if ev.kind in ("extended", "resumed")]
+    if events is None:
+        events = store.events(session.game_id, after=seq)
+    events = [ev for ev in events if ev.kind in ("extended", "resumed")]
     if not events or session.state is None or session.finished:
         return
     moved = set()

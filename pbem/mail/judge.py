@@ -110,12 +110,14 @@ def follow_ups(store, session, before: dict, position: tuple, seq: int, at: str,
     if session.seq == seq:
         return
     from . import away
-    away.notices(store, session, seq, at)
+    events = store.events(session.game_id, after=seq)  # read once for all that follows (queueing mail adds none)
+    away.notices(store, session, seq, at, events=events)
     from .deadlines import drop_settled
     drop_settled(store, session, at)
-    away.remind_again(store, session, seq, at)  # after drop_settled: a settled request is not reminded again
+    # after drop_settled: a settled request is not reminded again
+    away.remind_again(store, session, seq, at, events=events)
     if privates:
-        _queue_privates(store, session, before, seq, at)
+        _queue_privates(store, session, before, seq, at, events=events)
     where = _position(session) + (session.seed_revealed,)
     if position[0] is not None and where != position:
         # the end: the game finished, or the moderator published the seed (play is over)
@@ -123,12 +125,14 @@ def follow_ups(store, session, before: dict, position: tuple, seq: int, at: str,
         queue_summary(store, session, None if final else position[0], at, final=final)
 
 
-def _queue_privates(store, session, before: dict, seq: int, at: str) -> None:
+def _queue_privates(store, session, before: dict, seq: int, at: str, events=None) -> None:
     """A private message to each player who owes something new, to whom a default was
     applied, or whose request was withdrawn by another's move (a skull turn that passes
     to a player a late selection put ahead): their last private message asks for what
-    they no longer owe, so the judge says so, or they would answer it and be refused."""
-    events = store.events(session.game_id, after=seq)
+    they no longer owe, so the judge says so, or they would answer it and be refused.
+    ``events``: the game's events after ``seq``, when the caller has read them."""
+    if events is None:
+        events = store.events(session.game_id, after=seq)
     defaulted = {ev.data.get("player") for ev in events if ev.kind in ("default", "nmr")}
     named = {ev.data.get("player") for ev in events}  # who acted (or was acted for) themselves
     now = _owed(session)
