@@ -54,37 +54,12 @@ def _check(value: Any, path: str = "$") -> None:
     raise CanonicalError(f"{path}: {type(value).__name__} has no canonical JSON form")
 
 
-def _plain(value: Any) -> bool:
-    """True when ``value`` is made of dicts with str keys, lists, tuples, str, int, bool
-    and None alone (the exact types): what ``_check`` passes, but for the strings' Unicode,
-    which the UTF-8 encoding of the whole text checks. Anything else (a float, another
-    type, a subclass) is left to ``_check``, which names what is wrong and where."""
-    kind = type(value)
-    if kind is str or kind is int or kind is bool or value is None:
-        return True
-    if kind is dict:
-        for key, item in value.items():
-            if type(key) is not str or not _plain(item):
-                return False
-        return True
-    if kind is list or kind is tuple:
-        for item in value:
-            if not _plain(item):
-                return False
-        return True
-    return False
-
-
 def canonical_json(value: Any) -> bytes:
     """Return the canonical JSON bytes of ``value`` (sorted keys, no spaces, UTF-8)."""
-    if not _plain(value):
-        _check(value)  # raises CanonicalError for what has no canonical form
-    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
-    try:
-        return text.encode("utf-8")
-    except UnicodeEncodeError:  # a lone surrogate somewhere: _check says where
-        _check(value)
-        raise
+    _check(value)
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
+        "utf-8"
+    )
 
 
 def canonical_text(value: Any) -> str:
