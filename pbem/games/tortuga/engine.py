@@ -198,7 +198,7 @@ def apply(state: State, player: str, text: str, rng) -> State:
             _place_selection(s, seat, board, parsed)
             _clear_roll(board)
         else:
-            s.sealed[str(seat)] = canonical
+            s.sealed = {**s.sealed, str(seat): canonical}  # shared with the old state: replaced
             if len(s.sealed) == len(s.rolling):
                 _resolve_step(s, rng)
     elif kind == "skull":
@@ -211,10 +211,10 @@ def apply(state: State, player: str, text: str, rng) -> State:
         for other in s.clockwise():  # taking the last tile may leave others one way, or none
             _settle_bonus(s, other)
     elif kind == "order":
-        s.orders[str(seat)] = canonical
+        s.orders = {**s.orders, str(seat): canonical}
     else:
         action = ACTIONS.index(kind)
-        s.decisions[f"{kind}:{_position(s, seat, action)}"] = canonical
+        s.decisions = {**s.decisions, f"{kind}:{_position(s, seat, action)}": canonical}
     _advance(s, rng)
     return s
 
