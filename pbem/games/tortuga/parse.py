@@ -35,8 +35,9 @@ def _parse_select(state, seat, text):
     return dice
 
 
-# Parsing skull, bonus, go and order choices depends on the text alone: each is cached, as
-# the same few texts come again and again (a refusal is raised afresh each time).
+# Parsing skull, bonus, go and order choices depends on the text alone (a target's on the
+# players too): each is cached, as the same few texts come again and again (a refusal is
+# raised afresh each time).
 
 def _parse_skull(state, seat, text):
     return _skull_of(text)
@@ -77,6 +78,11 @@ def _go_of(text):
 
 
 def _parse_target(state, seat, text):
+    return _target_of(tuple(state.players), text)
+
+
+@lru_cache(maxsize=1024)
+def _target_of(players, text):
     kind = syn.kind_of(text)
     parts = syn.split(text, kind)
     if len(parts) == 1 and syn.fold(parts[0].strip()) == "forfeit":
@@ -84,9 +90,9 @@ def _parse_target(state, seat, text):
     if len(parts) not in (1, 2) or not parts[0].strip():
         raise InvalidChoice(f"not understood: {quote(text.strip())}; {syn.SYNTAX[kind]}")
     wanted = syn.fold(parts[0].strip())
-    matches = [i for i, p in enumerate(state.players) if syn.fold(p) == wanted]
+    matches = [i for i, p in enumerate(players) if syn.fold(p) == wanted]
     if not matches:
-        raise InvalidChoice(f"not understood: no player {quote(parts[0].strip())}; players: {', '.join(state.players)}",
+        raise InvalidChoice(f"not understood: no player {quote(parts[0].strip())}; players: {', '.join(players)}",
                             code="unknown-player")
     colour = syn.parse_colour(parts[1]) if len(parts) == 2 else None
     return matches[0], colour

@@ -13,13 +13,18 @@ def open_requests(state: State) -> list[tuple[int, str, bool]]:
     s = state
     out = []
     if s.phase == "roll":
+        order = s.clockwise()
         if s.rolling:
-            out += [(seat, "select", True) for seat in s.clockwise()
-                    if seat in s.rolling and str(seat) not in s.sealed]
+            rolling, sealed = s.rolling, s.sealed
+            out = [(seat, "select", True) for seat in order if seat in rolling and str(seat) not in sealed]
         elif s.skull_queue:
             out.append((s.skull_queue[0], "skull", False))
-        out += [(seat, "select", False) for seat in s.open_select]
-        out += [(seat, "bonus", False) for seat in s.clockwise() if s.boards[seat].bonus_owed]
+        if s.open_select:
+            out += [(seat, "select", False) for seat in s.open_select]
+        boards = s.boards
+        for seat in order:
+            if boards[seat].bonus_owed:
+                out.append((seat, "bonus", False))
     elif s.phase == "actions":
         out += [(seat, kind, False) for seat, kind, _key in _stage_requests(s)]
     elif s.phase == "move":
