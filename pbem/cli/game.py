@@ -197,7 +197,7 @@ def list_games(every: Annotated[bool, typer.Option("--all", help="List the finis
 
     from ..store import judge as tables
     store = open_store(db)
-    lines, hidden = store.game_lines(every)
+    lines, hidden = store.game_lines(every, fields=as_json)  # text: the listing kept ready will do
     names = list(lines)
     mail = tables.mail_states(store)
     failed = tables.failed_counts(store)
@@ -220,11 +220,12 @@ def list_games(every: Annotated[bool, typer.Option("--all", help="List the finis
         if state is not None:
             state = {**state, "failed": failed.get(name, 0),
                      "undeliverable": _undeliverable(store, name) if failing else []}
-        if (ready is not None and line is not None and not as_json and (due is None or due > now)
-                and (every or ready != "finished")):
+        if ready is not None and not as_json and (due is None or due > now) and (every or ready != "finished"):
             # the head row's listing, kept ready: nobody is overdue (none of its deadlines has passed)
             text.append(f"{name}: {safe(ready)}; {_mail_text(state)}" if state else f"{name}: {safe(ready)}")
             continue
+        if cached is not None and line is None:
+            line = (store.head_row(name) or (None,) * 4)[3]  # not read with the others (text)
         report = json.loads(line) if line is not None else _cached_status(store, name)
         if report is None:
             from ..protocol import commands, reports

@@ -309,13 +309,14 @@ class Store:
                  "select game from g where game is not null")
         return [row[0] for row in self.conn.execute(query)]
 
-    def game_lines(self, every: bool = False) -> tuple[dict[str, tuple | None], int]:
+    def game_lines(self, every: bool = False, fields: bool = True) -> tuple[dict[str, tuple | None], int]:
         """The games ``pbem games`` lists, each with its cached ``(line, due, listing)``
         (``put_snapshot``; None when the cache says nothing and the game must be read), and
         how many finished games are left out: by default only games not known to be
         finished are listed, found through indexes (``game_heads``), so a judge with
-        thousands of finished games lists its games in play as fast as a small one."""
-        columns = "game, snap is seq, line, due, listing"
+        thousands of finished games lists its games in play as fast as a small one.
+        ``fields=False``: ``line`` is not read (None; ``head_row`` has it)."""
+        columns = f"game, snap is seq, {'line' if fields else 'null'}, due, listing"
         if every:  # every game with events (the log, not the index, says which), cached line or not
             cached = {g: (line, due, text) for g, ok, line, due, text in
                       self.conn.execute(f"select {columns} from game_heads") if ok}
