@@ -81,7 +81,10 @@ class Board:
         )
 
     def unassigned(self) -> list[int]:
-        return [i for i in range(5) if self.dice[i] is None and i not in self.held]
+        dice, held = self.dice, self.held
+        if held:
+            return [i for i in range(5) if dice[i] is None and i not in held]
+        return [i for i in range(5) if dice[i] is None]
 
     def dice_on(self, action: int) -> int:
         return self.dice.count(action)
