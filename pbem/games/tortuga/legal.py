@@ -92,9 +92,23 @@ def legal_selections(board) -> list[tuple[int, ...]]:
         if own:
             room = board.room(action)
             if room:
-                found += [m for m in _SUBMASKS[own | skulls] if m & own and len(_DICE_OF[m]) <= room]
+                found += _with_action(own, skulls, room)
     found.sort(key=_RANK.__getitem__)
-    return [_DICE_OF[m] for m in found]
+    return list(map(_DICE_OF.__getitem__, found))
+
+
+_WITH_ACTION: dict[tuple[int, int, int], tuple[int, ...]] = {}  # at most 32 * 32 * 5 entries
+
+
+def _with_action(own: int, skulls: int, room: int) -> tuple[int, ...]:
+    """The selections of an action's dice ``own`` (a mask) with any of ``skulls``, at
+    least one of its own and at most ``room`` dice in all."""
+    key = (own, skulls, room)
+    found = _WITH_ACTION.get(key)
+    if found is None:
+        found = _WITH_ACTION[key] = tuple(m for m in _SUBMASKS[own | skulls]
+                                          if m & own and len(_DICE_OF[m]) <= room)
+    return found
 
 
 def select_options(board) -> list[str]:
