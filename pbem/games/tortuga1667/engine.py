@@ -80,8 +80,7 @@ def check(s: State, player: str, text: str) -> str:
 def apply(state: State, player: str, text: str, rng) -> State:
     """A new state with the choice applied; ``state`` itself is left unchanged."""
     kind, entry, choice = validate(state, player, text)
-    s = state.copy()
-    s.effects = []
+    s = state._copy(effects=False)  # a deep copy with no effects yet
     w = choice.split()
     if kind == "vote":
         s.effects.append({"type": "voted", "player": player})

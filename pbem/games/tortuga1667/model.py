@@ -1,7 +1,9 @@
 """Tortuga 1667 state and card tables: plain data with a lossless JSON form.
 
 The rules never change a state they were given: ``State.copy`` makes a deep copy (the
-state is small) which ``engine.apply`` changes and returns.
+state is small) which ``engine.apply`` changes and returns. The copy is written out field by
+field for the shape each field has (a list of card ids, a dict of lists, ...), since it runs
+on every apply; the free-form fields (the queue, the vote, effects) go through ``_plain``.
 
 Tables here are data (see docs/rules-1667.md for the rulings behind the marked ones):
 the loyalty table by player count, the vote deck, and the event deck.
@@ -115,10 +117,48 @@ class State:
     effects: list = field(default_factory=list)  # what the last apply did
 
     def copy(self) -> "State":
-        """A deep copy, built field by field (no JSON round trip: this runs on every apply)."""
+        """A deep copy: nothing in it is shared with this state."""
+        return self._copy(True)
+
+    def _copy(self, effects: bool) -> "State":
+        # Every container is copied: the lists and dicts of atoms by list()/dict() (in C),
+        # the nested ones one level down, the free-form ones by _plain. ``effects`` False
+        # leaves the copy's effects empty (apply starts them afresh). A test checks over
+        # whole games that this equals _plain field by field and shares no container.
         new = _new_state(State)
-        for name in _FIELD_NAMES:
-            setattr(new, name, _plain(getattr(self, name)))
+        new.players = list(self.players)
+        new.loyalty = dict(self.loyalty)
+        new.hands = {k: list(v) for k, v in self.hands.items()}
+        new.vote_deck = list(self.vote_deck)
+        new.ships = {k: list(v) for k, v in self.ships.items()}
+        new.tortuga = list(self.tortuga)
+        new.rowboats = dict(self.rowboats)
+        new.sunk = self.sunk
+        new.holds = {k: dict(v) for k, v in self.holds.items()}
+        new.galleon = self.galleon
+        new.loose = self.loose
+        new.events = list(self.events)
+        new.event_deck = list(self.event_deck)
+        new.row = list(self.row)
+        new.discard = list(self.discard)
+        new.removed = list(self.removed)
+        new.albatross = {k: list(v) for k, v in self.albatross.items()}
+        new.maps = {k: list(v) for k, v in self.maps.items()}
+        new.variant = self.variant
+        slots = self.slots
+        new.slots = None if slots is None else {k: list(v) for k, v in slots.items()}
+        new.bag = list(self.bag)
+        new.seen = {k: [dict(e) for e in v] for k, v in self.seen.items()}
+        new.shuffles = self.shuffles
+        new.turn = self.turn
+        new.turn_no = self.turn_no
+        new.vote_no = self.vote_no
+        new.queue = _plain(self.queue)
+        new.vote = _plain(self.vote)
+        new.last_vote = _plain(self.last_vote)
+        new.phase = self.phase
+        new.outcome = _plain(self.outcome)
+        new.effects = _plain(self.effects) if effects else []
         return new
 
     def to_json(self) -> dict:
