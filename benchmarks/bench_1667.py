@@ -61,7 +61,7 @@ def engine_game(players: int, seed: int, style: str, rng=None) -> int:
         if not requests:
             break
         r = requests[0]
-        state = game.apply(state, r.player, bots[r.player].choose(state, r.player, r.kind), rng)
+        state = game.apply(state, r.player, bots[r.player].choose(state, r.player, r.kind, request=r), rng)
         applies += 1
     assert state.phase == "over", "game did not end"
     return applies
@@ -89,8 +89,10 @@ def protocol_game(store, name: str, players: int, seed: int, style: str) -> None
         step = session.sealed
         if step is not None:
             held = {}
+            asked = {r.player: r for r in session.pending() if r.kind == step.kind}
             for player in step.owes_commit():
-                sealed = commands.seal(session, player, bots[player].choose(session.state, player, step.kind))
+                choice = bots[player].choose(session.state, player, step.kind, request=asked.get(player))
+                sealed = commands.seal(session, player, choice)
                 held[player] = sealed
                 session = commands.commit(store, name, player, sealed["commitment"],
                                           (sealed["round"], sealed["step"]), at=at)
@@ -98,7 +100,7 @@ def protocol_game(store, name: str, players: int, seed: int, style: str) -> None
                 session = commands.reveal(store, name, player, sealed["choice"], sealed["salt"], at=at)
         else:
             request = session.pending()[0]
-            choice = bots[request.player].choose(session.state, request.player, request.kind)
+            choice = bots[request.player].choose(session.state, request.player, request.kind, request=request)
             session = commands.decide(store, name, request.player, choice, at=at)
 
 
