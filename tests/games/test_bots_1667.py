@@ -237,8 +237,8 @@ def test_the_bots_shuffle_is_the_random_modules_draw_for_draw(size):
 def test_legal_says_what_check_says_of_every_option_and_candidate(players, seed):
     """``choice in Legal(state, player, kind)`` (the rules' list, read once) answers what
     ``check(state, player, choice) == choice`` answers, for every listed option and every
-    candidate action the bots build, at every decision of whole games; and a request
-    handed to a bot must be the one it is asked about."""
+    candidate action the bots build, at every decision of whole games; every option is
+    its own canonical form; and a request handed to a bot must be the one it is asked about."""
     rng = RandomSource.for_testing(f"legal/{seed}", game_id=f"l{seed}")
     s = game.setup(NAMES[:players], {"variant": "advanced" if seed % 2 else "standard"}, rng)
     bots = {p: InformedBot(f"{seed}/{p}") if k % 2 else RandomBot(f"{seed}/{p}") for k, p in enumerate(s.players)}
@@ -253,6 +253,10 @@ def test_legal_says_what_check_says_of_every_option_and_candidate(players, seed)
             for text in texts:
                 assert (text in allowed) == _is_legal(s, r.player, text), (r.player, r.kind, text)
                 asked += 1
+            for option in legal.options(s, r.player, kind, entry):
+                # each option is its own canonical form, read the long way (check takes an
+                # exact option as it is, without parsing it)
+                assert game.check(s, r.player, f" {option.upper()} ") == option
         r = requests[-1]
         other = next(q for q in requests if q is not r) if len(requests) > 1 else None
         if other is not None:

@@ -53,11 +53,17 @@ class Legal:
 
     def __contains__(self, choice: str) -> bool:
         if self.options is None:
-            from .engine import owed  # noqa: PLC0415
-            from .legal import options  # noqa: PLC0415
-            entry = next(e for p, k, e in owed(self.state) if p == self.player and k == self.kind)
-            self.options = frozenset(options(self.state, self.player, self.kind, entry))
+            self.options = frozenset(legal_options(self.state, self.player, self.kind))
         return choice in self.options
+
+
+def legal_options(state, player: str, kind: str) -> list[str]:
+    """Every legal choice of ``player``'s open ``kind`` decision, listed or not (the rules'
+    own list, in its order)."""
+    from .engine import owed  # noqa: PLC0415
+    from .legal import options  # noqa: PLC0415
+    entry = next(e for p, k, e in owed(state) if p == player and k == kind)
+    return options(state, player, kind, entry)
 
 
 def _is_legal(state, player: str, choice: str) -> bool:
