@@ -82,7 +82,7 @@ def check(s: State, player: str, text: str) -> str:
 def apply(state: State, player: str, text: str, rng) -> State:
     """A new state with the choice applied; ``state`` itself is left unchanged."""
     kind, entry, choice = validate(state, player, text)
-    s = state._copy(effects=False)  # a deep copy with no effects yet
+    s = state._next()  # a copy on write with no effects yet
     w = choice.split()
     if kind == "vote":
         s.effects.append({"type": "voted", "player": player})
@@ -91,7 +91,7 @@ def apply(state: State, player: str, text: str, rng) -> State:
         s.queue.pop(0)
         HANDLERS[kind](s, player, w, entry, rng)
     _advance(s)
-    return s
+    return s._close()
 
 
 # ----------------------------------------------------------------------------- handlers
