@@ -49,9 +49,9 @@ def validate(s: State, player: str, text: str) -> tuple[str, dict, str]:
         waiting = ", ".join(f"{p} ({k})" for p, k, _ in owed(s))
         raise NotYourTurn(f"it is not {player}'s turn: {player} owes no choice now; waiting for "
                           f"{waiting or 'nobody: the game is over'}")
+    if legal.is_option(s, player, kind, entry, text):
+        return kind, entry, text  # already canonical: every option is its own canonical form (tested)
     opts = legal.options(s, player, kind, entry)
-    if text in opts:  # already canonical: every option is its own canonical form (tested)
-        return kind, entry, text
     word = first_word(text)
     wanted = KIND_OF_WORD.get(word)
     if kind == "loot" and word == "stow":

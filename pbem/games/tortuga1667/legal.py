@@ -99,6 +99,21 @@ def _row_options(cards: tuple, others: tuple) -> tuple:
     return tuple(out)
 
 
+@lru_cache(maxsize=1024)
+def _row_set(cards: tuple, others: tuple) -> frozenset:
+    return frozenset(_row_options(cards, others))
+
+
+def is_option(s: State, player: str, kind: str, entry: dict, text: str) -> bool:
+    """``text in options(s, player, kind, entry)``, without listing a turn's options when
+    ``text`` is one of its peeks, reveals or forces (most turns' choice)."""
+    if kind == "action":
+        k = s.players.index(player)
+        if text in _row_set(tuple(slots(s)), tuple(s.players[k + 1:] + s.players[:k])):
+            return True
+    return text in options(s, player, kind, entry)
+
+
 def options(s: State, player: str, kind: str, entry: dict) -> list[str]:
     if kind == "stow":
         return [f"stow {h}" for h in HOLDS]
