@@ -82,13 +82,17 @@ def shuffle(rnd: random.Random, x: list) -> None:
     per element. Bots shuffle a hundred candidate actions a turn; seeded games and the
     examples built from them depend on the order (tests/games/test_bots_1667.py pins it)."""
     getrandbits = rnd.getrandbits
-    for i in range(len(x) - 1, 0, -1):
-        n = i + 1
-        k = n.bit_length()
+    for i, n, k in _steps(len(x)):
         j = getrandbits(k)
         while j >= n:
             j = getrandbits(k)
         x[i], x[j] = x[j], x[i]
+
+
+@lru_cache(maxsize=256)
+def _steps(size: int) -> tuple:
+    """(i, i + 1, bits of i + 1) for i from size - 1 down to 1: the shuffle's draws."""
+    return tuple((i, i + 1, (i + 1).bit_length()) for i in range(size - 1, 0, -1))
 
 
 def action_candidates(v: dict) -> list[str]:
