@@ -114,10 +114,8 @@ def protocol_game(store, name: str, players: int, seed: int, style: str) -> None
         step = session.sealed
         if step is not None:
             held = {}
-            asked = {r.player: r for r in session.pending() if r.kind == step.kind}
             for player in step.owes_commit():
-                choice = bots[player].choose(session.state, player, step.kind, request=asked.get(player))
-                sealed = commands.seal(session, player, choice)
+                sealed = commands.seal(session, player, bots[player].choose(session.state, player, step.kind))
                 held[player] = sealed
                 session = commands.commit(store, name, player, sealed["commitment"],
                                           (sealed["round"], sealed["step"]), at=at)
@@ -125,7 +123,7 @@ def protocol_game(store, name: str, players: int, seed: int, style: str) -> None
                 session = commands.reveal(store, name, player, sealed["choice"], sealed["salt"], at=at)
         else:
             request = session.pending()[0]
-            choice = bots[request.player].choose(session.state, request.player, request.kind, request=request)
+            choice = bots[request.player].choose(session.state, request.player, request.kind)
             session = commands.decide(store, name, request.player, choice, at=at)
 
 
