@@ -17,6 +17,8 @@ import random
 from functools import lru_cache
 from itertools import product
 
+from .legal import row_option
+
 SHIPS = ("dutchman", "jolly")
 HOLDS = ("british", "french")
 # how much revealing a known event card is worth to the revealer (the Armada: see _worth)
@@ -52,6 +54,8 @@ class Legal:
         self.state, self.player, self.kind, self.options = state, player, kind, None
 
     def __contains__(self, choice: str) -> bool:
+        if self.kind == "action" and row_option(self.state, self.player, choice):
+            return True  # a peek, reveal or force open now: no need to list the rest
         if self.options is None:
             self.options = frozenset(legal_options(self.state, self.player, self.kind))
         return choice in self.options

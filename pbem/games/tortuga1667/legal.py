@@ -104,13 +104,18 @@ def _row_set(cards: tuple, others: tuple) -> frozenset:
     return frozenset(_row_options(cards, others))
 
 
+def row_option(s: State, player: str, text: str) -> bool:
+    """Whether ``text`` is one of the peeks, reveals and forces ``player``'s action may be
+    now (always among the action's options; the other actions are not)."""
+    k = s.players.index(player)
+    return text in _row_set(tuple(slots(s)), tuple(s.players[k + 1:] + s.players[:k]))
+
+
 def is_option(s: State, player: str, kind: str, entry: dict, text: str) -> bool:
     """``text in options(s, player, kind, entry)``, without listing a turn's options when
     ``text`` is one of its peeks, reveals or forces (most turns' choice)."""
-    if kind == "action":
-        k = s.players.index(player)
-        if text in _row_set(tuple(slots(s)), tuple(s.players[k + 1:] + s.players[:k])):
-            return True
+    if kind == "action" and row_option(s, player, text):
+        return True
     return text in options(s, player, kind, entry)
 
 
