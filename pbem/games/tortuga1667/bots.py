@@ -135,11 +135,12 @@ class RandomBot:
         return self.uniform(state, player, kind, _request(state, player, kind, request))
 
     def uniform(self, state, player: str, kind: str, request, legal=None) -> str:
-        if request.options is not None:
-            options = list(request.options)
-            reveals = [o for o in options if o.startswith("reveal ")]
-            if reveals and self.reveal_bias and self.random.random() < self.reveal_bias:
-                return self.random.choice(reveals)
+        options = request.options
+        if options is not None:
+            if self.reveal_bias:
+                reveals = [o for o in options if o.startswith("reveal ")]
+                if reveals and self.random.random() < self.reveal_bias:
+                    return self.random.choice(reveals)
             return self.random.choice(options)
         return self.any_legal(state, player, kind, request.default, legal)
 
