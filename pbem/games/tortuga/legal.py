@@ -6,9 +6,8 @@ and depend only on public information and the player's own secrets.
 
 from __future__ import annotations
 
-
 from .choices import format_dice, format_order
-from .model import ACTIONS, BOARD, COLOURS, DICE_ROOM, RAID, SKULL, State, capacity
+from .model import ACTIONS, BOARD, COLOURS, RAID, SKULL, State, capacity
 
 # Default preference for chests: purple scores double; white is wild in Tortuga.
 CHEST_RANK = {"purple": 0, "white": 1, "red": 2, "blue": 3, "yellow": 4}
