@@ -57,9 +57,12 @@ def load(store, game_id: str, for_write: bool = False) -> Session:
         damage = store.damage(game_id)
         if damage is not None:
             raise Damaged(game_id, *damage)
-    # Inside one transaction (which holds the write lock) the session a write left behind
-    # is the game's state at the head: the judge reads and writes one game many times in a
-    # batch of mail. The store forgets these when a savepoint or the transaction ends badly.
+    # Inside a transaction (which holds the write lock) the session the last write left
+    # behind is the game's state at the head: the judge reads and writes one game many times
+    # in a batch of mail, and from one batch to the next. The store keeps these across its
+    # own transactions and forgets them when a savepoint or a transaction ends badly, when
+    # another connection commits, or when a row they rest on is changed by hand
+    # (Store._watch); the head's seq is compared here as well.
     sessions = getattr(store, "sessions", None) if getattr(store, "in_transaction", False) else None
     cached = sessions.get(game_id) if sessions is not None else None
     if cached is not None and cached.seq == store.head(game_id)[0]:
@@ -311,6 +314,9 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
             events.append(("started", {"client_entropy": _entropy({})}))
         _emit(store, session, events, at)
         _snapshot(store, session)
+        sessions = getattr(store, "sessions", None)
+        if sessions is not None and session.seed is not None:
+            sessions[game_id] = session  # the next write starts from it (see load)
     return session
 
 
