@@ -65,8 +65,11 @@ def load(store, game_id: str, for_write: bool = False) -> Session:
     # (Store._watch); the head's seq is compared here as well.
     sessions = getattr(store, "sessions", None) if getattr(store, "in_transaction", False) else None
     cached = sessions.get(game_id) if sessions is not None else None
-    if cached is not None and cached.seq == store.head(game_id)[0]:
-        return cached
+    if cached is not None:
+        # right after damage() passed, the head is the last event it checked
+        head = store.checked_head(game_id) if for_write else None
+        if cached.seq == (head or store.head(game_id))[0]:
+            return cached
     session = _load(store, game_id, for_write)
     if sessions is not None:
         sessions[game_id] = session
@@ -155,10 +158,11 @@ def _snapshot(store, session: Session) -> None:
     """Cache the replayed state at the head, with the public status report, so that
     ``status`` can answer without loading the rules (``audit`` checks both)."""
     if session.seed is not None:
-        data = snapshot_data(session, store.head(session.game_id))
+        head = store.head(session.game_id)
+        data = snapshot_data(session, head)
         store.put_snapshot(session.game_id, session.seq, json.dumps(data, separators=(",", ":")),
                            round=session.state.round if session.state is not None else None,
-                           head=head_columns(data["status"]))
+                           head=head_columns(data["status"]), at_head=head)
 
 
 def _snapshot_at_commit(store, session: Session) -> None:
@@ -596,7 +600,7 @@ def seal(session: Session, player: str, choice: str) -> dict:
     if player not in session.sealed.waiting:
         raise Refused(f"{player} takes no part in sealed step {r}.{s}")
     try:
-        canonical = session.rules.check(session.state, player, choice)
+        canonical = session.check(player, choice)
     except ChoiceError as exc:
         raise Refused(str(exc)) from None
     salt = new_salt()
@@ -697,7 +701,7 @@ def signed_decision(session: Session, player: str, choice: str, secret_key: str)
     if any(r.sealed for r in session.requests_of(player)):
         raise Refused(f"{player} owes a sealed choice: pbem seal --key, not a decision")
     try:
-        canonical = session.rules.check(session.state, player, choice)
+        canonical = session.check(player, choice)
     except ChoiceError as exc:
         raise Refused(str(exc)) from None
     return decision_block(session, player, canonical, secret_key)

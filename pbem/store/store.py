@@ -399,7 +399,8 @@ class Store:
         return [row["name"] for row in self._query(query, [game])]
 
     def put_snapshot(self, game: str, seq: int, state_text: str, round: int | None = None,
-                     head: tuple[int, str | None, str] | None = None) -> None:
+                     head: tuple[int, str | None, str] | None = None,
+                     at_head: tuple[int, str] | None = None) -> None:
         """Cache the state of ``game`` after event ``seq`` (0: before any event), with a
         digest that binds it to that event's hash (see ``snapshot``). ``round`` is the
         round of that state (None before play starts): older snapshots of this round or a
@@ -407,11 +408,12 @@ class Store:
         round's summary can be replayed from just before the round began. ``head``: what
         the game's ``game_heads`` row caches when ``seq`` is the head (finished, earliest
         deadline owed, listing line: ``pbem.protocol.snapshot.head_columns``); without it,
-        a snapshot at the head leaves that row saying nothing (the game is read the long way)."""
-        last_seq, _ = self.head(game)
+        a snapshot at the head leaves that row saying nothing (the game is read the long way).
+        ``at_head``: ``head(game)`` as the caller has just read it in this transaction."""
+        last_seq, last_hash = at_head if at_head is not None and self._in_transaction else self.head(game)
         if not 0 <= seq <= last_seq:
             raise StoreError(f"cannot snapshot {game!r} at event {seq}: the log has {last_seq}")
-        digest = _snapshot_digest(game, seq, self._hash_at(game, seq), state_text)
+        digest = _snapshot_digest(game, seq, last_hash if seq == last_seq else self._hash_at(game, seq), state_text)
         self.conn.execute(
             "insert or replace into snapshots (game, seq, state, digest, round) values (?, ?, ?, ?, ?)",
             [game, seq, state_text, digest, round],
@@ -533,6 +535,12 @@ class Store:
             if self._in_transaction:
                 self._checked[game] = (last[0], last[5])
         return None
+
+    def checked_head(self, game: str) -> tuple[int, str] | None:
+        """``(seq, hash)`` of the last event of ``game`` that ``damage`` passed in this
+        transaction (or our own ``append`` added after it), None if none: right after
+        ``damage(game)`` returned None, the head of the log."""
+        return self._checked.get(game) if self._in_transaction else None
 
     def integrity_check(self) -> str:
         """SQLite's own ``PRAGMA integrity_check``: ``"ok"`` when the file is sound."""
