@@ -158,7 +158,7 @@ def _snapshot(store, session: Session) -> None:
     """Cache the replayed state at the head, with the public status report, so that
     ``status`` can answer without loading the rules (``audit`` checks both)."""
     if session.seed is not None:
-        head = store.head(session.game_id)
+        head = store.checked_head(session.game_id) or store.head(session.game_id)
         data = snapshot_data(session, head)
         store.put_snapshot(session.game_id, session.seq, json.dumps(data, separators=(",", ":")),
                            round=session.state.round if session.state is not None else None,

@@ -140,7 +140,8 @@ class Store:
             raise self._write_error(exc) from exc
         self._in_transaction = True
         self._watch()
-        if self._after_commit is None or self._marker() != self._after_commit:
+        marker = self._marker()
+        if marker != self._after_commit:
             self._forget()  # someone else wrote since our last commit: check afresh
         committed = False
         try:
@@ -162,7 +163,9 @@ class Store:
             self._in_transaction = False
             self.before_commit.clear()
             self.snapshots_due.clear()
-            self._after_commit = self._marker() if committed else None
+            # our own commit leaves data_version as it was, and nobody else could commit
+            # while this transaction held the write lock
+            self._after_commit = marker if committed else None
             if not committed:
                 self._forget()
         maybe_crash("commit:after")
@@ -266,7 +269,9 @@ class Store:
         at = utc_now() if at is None else at
         if not isinstance(at, str) or not AT_PATTERN.fullmatch(at):
             raise StoreError(f"event time must look like 2024-05-01T12:00:00Z, got {at!r}")
-        last_seq, prev_hash = self.head(game)
+        # the head is the last event damage() passed or we added since, if any (a row added by
+        # hand after it would make this insert fail on its key, and nothing is written)
+        last_seq, prev_hash = self._checked.get(game) or self.head(game)
         event = {"game": game, "seq": last_seq + 1, "kind": kind, "at": at, "data": data}
         try:
             body = canonical_text(event)
