@@ -69,11 +69,22 @@ def load(store, game_id: str, for_write: bool = False) -> Session:
         # right after damage() passed, the head is the last event it checked
         head = store.checked_head(game_id) if for_write else None
         if cached.seq == (head or store.head(game_id))[0]:
+            _keep(sessions, game_id, cached)
             return cached
     session = _load(store, game_id, for_write)
     if sessions is not None:
-        sessions[game_id] = session
+        _keep(sessions, game_id, session)
     return session
+
+
+KEPT_SESSIONS = 256  # a judge that runs for months keeps the games it wrote to last, not all
+
+
+def _keep(sessions: dict, game_id: str, session: Session) -> None:
+    sessions.pop(game_id, None)
+    sessions[game_id] = session
+    while len(sessions) > KEPT_SESSIONS:
+        del sessions[next(iter(sessions))]  # the one read longest ago
 
 
 def _load(store, game_id: str, for_write: bool) -> Session:
@@ -320,7 +331,7 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
         _snapshot(store, session)
         sessions = getattr(store, "sessions", None)
         if sessions is not None and session.seed is not None:
-            sessions[game_id] = session  # the next write starts from it (see load)
+            _keep(sessions, game_id, session)  # the next write starts from it (see load)
     return session
 
 

@@ -132,3 +132,17 @@ def test_our_own_snapshot_writes_and_secrets_forget_nothing(game):
         store.conn.execute("delete from secrets where name = 'held/9/9/ani'")
     _step(store, "g", bots)
     assert store.sessions["g"] is kept
+
+
+def test_a_store_keeps_the_sessions_of_the_games_it_read_last(tmp_path, monkeypatch):
+    monkeypatch.setattr(commands, "KEPT_SESSIONS", 2)
+    store = Store(tmp_path / "g.db")
+    for name in ("a", "b", "c"):
+        commands.create_game(store, name, "tortuga1667", PLAYERS, {}, start=True, at=AT)
+    assert list(store.sessions) == ["b", "c"]
+    with store.transaction():
+        commands.load(store, "a")
+    assert list(store.sessions) == ["c", "a"]
+    with store.transaction():
+        commands.load(store, "c")
+    assert list(store.sessions) == ["a", "c"]
