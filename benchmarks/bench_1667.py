@@ -6,8 +6,11 @@
 Engine: setup, then ``pending`` / the bot's choice / ``apply`` until the game is over,
 through the pure rules alone. Protocol: the same bots through ``pbem.protocol`` on a
 temporary database (every choice logged, every vote committed and revealed, as ``pbem
-demo`` plays); skipped with a note while 1667 is not a registered game. Times are this
-process's CPU time (``time.process_time``), steadier than the wall clock on a busy machine.
+demo`` plays), each command a write transaction of its own as at the command line, next
+to its floor: as many committed transactions, each logging one event of the same mean size
+and nothing else (the fsync of each commit is most of it). Skipped with a note while 1667
+is not a registered game. Times are this process's CPU time (``time.process_time``),
+steadier than the wall clock on a busy machine.
 """
 
 from __future__ import annotations
