@@ -78,6 +78,7 @@ class Recorder:
         self.received.append(SimpleNamespace(
             mail_from=envelope.mail_from, rcpt_tos=list(envelope.rcpt_tos),
             raw=envelope.content, tls=server.transport.get_extra_info("ssl_object") is not None,
+            session=session,  # one per connection: kept here, so distinct sessions are distinct objects
             login=session.auth_data if session.authenticated else None,
             # stored as a Unix mailbox would: lines end in LF
             message=email.message_from_bytes(envelope.content.replace(b"\r\n", b"\n"), policy=default_policy)))
