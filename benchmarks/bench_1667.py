@@ -2,9 +2,14 @@
 
     python benchmarks/bench_1667.py                   # 300 engine games, 20 protocol games
     python benchmarks/bench_1667.py --games 1000 --protocol-games 0 --style informed
+    python benchmarks/bench_1667.py --game-bots       # the engine with the game's own RandomBot
 
-Engine: setup, then ``pending`` / the bot's choice / ``apply`` until the game is over,
-through the pure rules alone. Protocol: the same bots through ``pbem.protocol`` on a
+Engine: setup, then ``pending`` / the bot's choice (handed the request ``pending`` gave) /
+``apply`` until the game is over, through the pure rules alone. Its random bots are the
+bench's ``UniformBot``: one draw among every legal choice, the same distribution as the
+game's ``RandomBot``, which instead shuffles about a hundred candidate actions a turn so
+that its seeded games (and the examples made from them) never change; ``--game-bots``
+measures with that one. Protocol: the same bots through ``pbem.protocol`` on a
 temporary database (every choice logged, every vote committed and revealed, as ``pbem
 demo`` plays); skipped with a note while 1667 is not a registered game. Times are this
 process's CPU time (``time.process_time``), steadier than the wall clock on a busy machine.
@@ -13,6 +18,7 @@ process's CPU time (``time.process_time``), steadier than the wall clock on a bu
 from __future__ import annotations
 
 import argparse
+import random
 import sys
 import tempfile
 import time
@@ -20,6 +26,7 @@ from pathlib import Path
 
 from pbem import games
 from pbem.games import tortuga1667 as game
+from pbem.games.tortuga1667.bots import legal_options
 from pbem.protocol.rng import RandomSource
 
 NAMES = ("ani", "bo", "cy", "dee", "eve", "fay", "gus", "hal", "ivy")
@@ -32,7 +39,25 @@ class CountingSource(RandomSource):
     __slots__ = ()
 
 
-def rng_floor(players: int, games_: int, style: str) -> float:
+class UniformBot:
+    """A random player for the bench: one draw among every legal choice of its request
+    (the listed options, else the rules' whole list), so every game is a legal random game."""
+
+    def __init__(self, seed: str):
+        self.random = random.Random(seed).random
+
+    def choose(self, state, player: str, kind: str, request=None) -> str:
+        options = request.options if request is not None else None
+        if options is None:
+            options = legal_options(state, player, kind)
+        return options[int(self.random() * len(options))]
+
+
+def make_bot(seed: str, style: str, game_bots: bool):
+    return UniformBot(seed) if style == "random" and not game_bots else game.bot(seed, style)
+
+
+def rng_floor(players: int, games_: int, style: str, game_bots: bool = False) -> float:
     """Games per CPU second of the same games' provably fair draws alone (every labelled
     HMAC-SHA256 draw): no engine that keeps the log's randomness contract goes under it."""
     plans = []
@@ -40,7 +65,7 @@ def rng_floor(players: int, games_: int, style: str) -> float:
         source = RandomSource.for_testing(f"bench1667/{seed}", game_id=f"b{seed}")
         counting = CountingSource(source._seed, source.game_id, source.client_entropy)
         counting.draws = []
-        engine_game(players, seed, style, rng=counting)
+        engine_game(players, seed, style, rng=counting, game_bots=game_bots)
         plans.append(counting.draws)
     started = time.process_time()
     for seed, plan in enumerate(plans):
@@ -50,28 +75,28 @@ def rng_floor(players: int, games_: int, style: str) -> float:
     return games_ / (time.process_time() - started)
 
 
-def engine_game(players: int, seed: int, style: str, rng=None) -> int:
+def engine_game(players: int, seed: int, style: str, rng=None, game_bots: bool = False) -> int:
     """One complete game through the pure rules; returns the number of choices applied."""
     rng = rng or RandomSource.for_testing(f"bench1667/{seed}", game_id=f"b{seed}")
     state = game.setup(NAMES[:players], None, rng)
-    bots = {p: game.bot(f"{seed}/{p}", style) for p in state.players}
+    bots = {p: make_bot(f"{seed}/{p}", style, game_bots) for p in state.players}
     applies = 0
     while True:
         requests = game.pending(state)
         if not requests:
             break
         r = requests[0]
-        state = game.apply(state, r.player, bots[r.player].choose(state, r.player, r.kind), rng)
+        state = game.apply(state, r.player, bots[r.player].choose(state, r.player, r.kind, request=r), rng)
         applies += 1
     assert state.phase == "over", "game did not end"
     return applies
 
 
-def bench_engine(players: int, games_: int, style: str) -> tuple[float, float]:
+def bench_engine(players: int, games_: int, style: str, game_bots: bool = False) -> tuple[float, float]:
     """(games per CPU second, choices per game)."""
-    engine_game(players, -1, style)  # warm-up
+    engine_game(players, -1, style, game_bots=game_bots)  # warm-up
     started = time.process_time()
-    applies = sum(engine_game(players, seed, style) for seed in range(games_))
+    applies = sum(engine_game(players, seed, style, game_bots=game_bots) for seed in range(games_))
     return games_ / (time.process_time() - started), applies / games_
 
 
@@ -121,14 +146,18 @@ def main(argv=None) -> int:
                         help="protocol games per player count (default 20; 0 skips)")
     parser.add_argument("--style", choices=("random", "informed"), default="random",
                         help="the bots in every seat (default random)")
+    parser.add_argument("--game-bots", action="store_true",
+                        help="random style: the game's RandomBot in the engine games, not the bench's UniformBot")
     args = parser.parse_args(argv)
     print(f"python {sys.version.split()[0]}; CPU time of this process")
     engine_rates = {}
     for players in (5, 9):
-        rate, per_game = bench_engine(players, args.games, args.style)
+        rate, per_game = bench_engine(players, args.games, args.style, args.game_bots)
         engine_rates[players] = rate
-        floor = rng_floor(players, min(args.games, 100), args.style)
-        print(f"engine   {players} players, {args.style} bots: {rate:8.1f} games per CPU second "
+        floor = rng_floor(players, min(args.games, 100), args.style, args.game_bots)
+        bots = {("random", False): "random bots (UniformBot)", ("random", True): "random bots (the game's)"}.get(
+            (args.style, args.game_bots), f"{args.style} bots")
+        print(f"engine   {players} players, {bots}: {rate:8.1f} games per CPU second "
               f"({per_game:.1f} choices per game, {args.games} games; target with 5 players >= 250)")
         print(f"         floor, the draws alone:  {floor:8.1f} games per CPU second; "
               f"the engine takes {floor / rate:.1f}x its time")

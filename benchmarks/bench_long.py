@@ -65,7 +65,7 @@ def play(store, game: str, seed: str) -> list[tuple[int, float]]:
                     store, game, player, sealed["choice"], sealed["salt"], at=AT))
         else:
             request = session.pending()[0]
-            choice = bots[request.player].choose(session.state, request.player, request.kind)
+            choice = bots[request.player].choose(session.state, request.player, request.kind, request=request)
             session = timed(costs, session.seq, lambda: commands.decide(store, game, request.player, choice, at=AT))
     return costs
 

@@ -16,6 +16,7 @@ floor is the small judge). Target (issue 17): each within 1.3x.
     python benchmarks/bench_scale.py --games 2000 --repeat 5
     python benchmarks/bench_scale.py --keep DIR      # build the judges in DIR and keep them
     python benchmarks/bench_scale.py --reuse DIR     # measure judges kept earlier (same --games)
+    python benchmarks/bench_scale.py --reuse DIR --only games,status   # only these commands
 
 The games are Tortuga games with three players, played by bots through the judge
 (``pbem.mail.judge``) once, then copied under new names: each copy's events are rehashed
@@ -114,7 +115,8 @@ def clone(conn, template: str, new: str) -> None:
     conn.executemany("insert into snapshots (game, seq, state, digest, round) values (?,?,?,?,?)", snaps)
     if conn.execute("select 1 from sqlite_master where name = 'game_heads'").fetchone():
         # the head row's cache, as Store.put_snapshot writes it (its listing line names no game)
-        conn.execute("update game_heads set (snap, finished, due, line) = (select snap, finished, due, line "
+        columns = ", ".join(r[1] for r in conn.execute("pragma table_info(game_heads)") if r[1] not in ("game", "seq"))
+        conn.execute(f"update game_heads set ({columns}) = (select {columns} "
                      "from game_heads t where t.game = ?) where game = ?", [template, new])
     for table in GAME_TABLES:
         cols = [r[1] for r in conn.execute(f"pragma table_info({table})")]
@@ -250,6 +252,8 @@ def main(argv=None) -> int:
     parser.add_argument("--keep", metavar="DIR", help="build the judges in DIR and keep them")
     parser.add_argument("--reuse", metavar="DIR", help="measure the judges kept in DIR by --keep (built with the "
                         "same --games, --in-play and --small); they are migrated first if the code is newer")
+    parser.add_argument("--only", metavar="WHAT", default="move,status,games,tick",
+                        help="the commands to measure, comma-separated (default move,status,games,tick)")
     args = parser.parse_args(argv)
     folder = Path(args.reuse or args.keep or tempfile.mkdtemp(prefix="pbem-bench-scale-"))
     folder.mkdir(parents=True, exist_ok=True)
@@ -271,7 +275,7 @@ def main(argv=None) -> int:
               f"{big.store.conn.execute('select count(*) from events').fetchone()[0]:,} events in the big one")
         print("CPU seconds per command (medians of pairs run alternately), big judge / small judge:")
         worst = 0.0
-        for what in ("move", "status", "games", "tick"):
+        for what in args.only.split(","):
             a, b = measure(small, big, what, args.repeat)
             worst = max(worst, b / a)
             print(f"  {what:7s} small {a * 1000:8.1f} ms   big {b * 1000:8.1f} ms   ratio {b / a:6.2f}x  (target <= 1.3x)")

@@ -197,7 +197,7 @@ def list_games(every: Annotated[bool, typer.Option("--all", help="List the finis
 
     from ..store import judge as tables
     store = open_store(db)
-    lines, hidden = store.game_lines(every)
+    lines, hidden = store.game_lines(every, fields=as_json)  # text: the listing kept ready will do
     names = list(lines)
     mail = tables.mail_states(store)
     failed = tables.failed_counts(store)
@@ -211,9 +211,21 @@ def list_games(every: Annotated[bool, typer.Option("--all", help="List the finis
     failing = tables.any_failing_address(store)
     fetched = tables.last_fetch(store)
     from ..games import round_word
+    from ..protocol.snapshot import listing as listing_text
     now, words = _now(), {}
-    rows = []
-    for name, line in lines.items():
+    rows, text = [], []
+    for name, cached in lines.items():
+        line, due, ready = cached if cached is not None else (None, None, None)
+        state = mail.get(name) or ({"queued": 0, "failing": 0, "last_error": None} if name in mailing else None)
+        if state is not None:
+            state = {**state, "failed": failed.get(name, 0),
+                     "undeliverable": _undeliverable(store, name) if failing else []}
+        if ready is not None and not as_json and (due is None or due > now) and (every or ready != "finished"):
+            # the head row's listing, kept ready: nobody is overdue (none of its deadlines has passed)
+            text.append(f"{name}: {safe(ready)}; {_mail_text(state)}" if state else f"{name}: {safe(ready)}")
+            continue
+        if cached is not None and line is None:
+            line = (store.head_row(name) or (None,) * 4)[3]  # not read with the others (text)
         report = json.loads(line) if line is not None else _cached_status(store, name)
         if report is None:
             from ..protocol import commands, reports
@@ -224,16 +236,13 @@ def list_games(every: Annotated[bool, typer.Option("--all", help="List the finis
         _mark_overdue(report, now)
         kind = report.get("type")
         word = words.get(kind) or words.setdefault(kind, round_word(kind))  # as _name_rounds
-        state = mail.get(name) or ({"queued": 0, "failing": 0, "last_error": None} if name in mailing else None)
-        if state is not None:
-            state = {**state, "failed": failed.get(name, 0),
-                     "undeliverable": _undeliverable(store, name) if failing else []}
         rows.append({"game": name, "players": report["players"], "started": report["started"],
                      "round": report["round"], "round_word": word,
                      "phase": report["phase"], "finished": report["finished"],
                      "waiting": sorted({w["player"] for w in report["waiting"]}),
                      "overdue": report["overdue"], "mail": state})
-    text = [_game_line(r) for r in rows] or ([] if hidden else ["no games yet (pbem new)"])
+        text.append(_game_line(rows[-1], listing_text))
+    text = text or ([] if hidden else ["no games yet (pbem new)"])
     if hidden:
         text.append(f"{hidden} finished game{'s' if hidden != 1 else ''} not shown (pbem games --all)")
     if mailing or mail:
@@ -271,17 +280,11 @@ def _fetch_line(fetched: dict | None) -> str:
     return f"last mail fetch: {fetched.get('at', '-').replace('T', ' ').replace('Z', ' UTC')}"
 
 
-def _game_line(r: dict) -> str:
-    if r["finished"]:
-        state = "finished"
-    elif not r["started"]:
-        state = "not started"
-    elif not r["waiting"]:
-        state = "play ended (seed revealed)"
-    else:
-        state = f"{r.get('round_word', 'round')} {r['round']}, {r['phase']}; waiting for {', '.join(map(safe, r['waiting']))}"
-        if r["overdue"]:
-            state += f" (OVERDUE: {', '.join(map(safe, r['overdue']))})"
+def _game_line(r: dict, listing) -> str:
+    """A game's line in ``pbem games`` (``listing``: ``pbem.protocol.snapshot.listing``,
+    which also makes the text a game's head row keeps ready)."""
+    state = safe(listing(r["finished"], r["started"], r["waiting"], r.get("round_word", "round"), r["round"],
+                         r["phase"], r["overdue"]))
     if r["mail"]:
         state += f"; {_mail_text(r['mail'])}"
     return f"{r['game']}: {state}"

@@ -21,7 +21,12 @@ from __future__ import annotations
 import hashlib
 import hmac
 import struct
-from json import dumps as _dumps
+from json.encoder import encode_basestring as _quote  # what json.dumps(str, ensure_ascii=False) writes
+
+try:  # OpenSSL's HMAC object itself: copy, update and digest are single C calls
+    from _hashlib import hmac_new as _hmac_new
+except ImportError:  # pragma: no cover - an interpreter without OpenSSL's hashlib
+    _hmac_new = None
 
 from .canonical import canonical_json, sha256_hex
 
@@ -58,8 +63,11 @@ class RandomSource:
         # draw only serialises its label and counter.
         self._prefix = canonical_json([RNG_TAG, game_id, client_entropy])[:-1] + b","
         # HMAC keyed with the seed that has already absorbed that prefix: each draw copies
-        # it and adds only its own tail (the same bytes, so the same digest, at half the cost)
-        self._keyed = hmac.new(self._seed, self._prefix, hashlib.sha256)
+        # it and adds only its own tail (the same bytes, so the same digest, at a fraction
+        # of the cost). OpenSSL's object where there is one: ``hmac.HMAC`` wraps each of its
+        # calls in Python, which cost several times the hashing itself.
+        self._keyed = (_hmac_new(self._seed, self._prefix, digestmod="sha256") if _hmac_new is not None
+                       else hmac.new(self._seed, self._prefix, hashlib.sha256))
         # when a list: every draw is appended as (label, n, value), for 'pbem replay --json'
         self.draws: list | None = None
 
@@ -73,26 +81,26 @@ class RandomSource:
             raise TypeError("a draw label is a string and its counter an integer")
         # the tail of canonical_json([..., label, counter]), written directly: this is the
         # hot path of every roll (tests check it equals canonical_json of the whole list)
-        if label.isascii() and label.isprintable() and '"' not in label and "\\" not in label:
-            quoted = b'"' + label.encode("ascii") + b'"'  # JSON would write it the same way
-        else:
-            quoted = _dumps(label, ensure_ascii=False).encode("utf-8")
-        tail = quoted + b"," + str(counter).encode() + b"]"
         keyed = self._keyed.copy()
-        keyed.update(tail)
+        keyed.update(f"{_quote(label)},{counter}]".encode())
         return keyed.digest()
 
     def below(self, label: str, n: int) -> int:
-        """A uniform integer in range(n) for this label (``accept`` inlined: every roll
-        comes through here)."""
+        """A uniform integer in range(n) for this label (``block`` and ``accept`` inlined
+        for counter 0: every roll comes through here)."""
+        if type(label) is not str and not isinstance(label, str):
+            raise TypeError("a draw label is a string and its counter an integer")
         if not 1 <= n <= _SPACE:
             raise ValueError(f"range size must be 1..2**32, got {n}")
+        keyed = self._keyed.copy()
+        keyed.update((_quote(label) + ",0]").encode())
+        u = _first_word(keyed.digest())[0]
         limit = _SPACE - (_SPACE % n)
         counter = 0
-        while True:
-            u = _first_word(self.block(label, counter))[0]
-            if u < limit:
-                if self.draws is not None:
-                    self.draws.append((label, n, u % n))
-                return u % n
+        while u >= limit:  # rejected: the next counter (rare but for huge n)
             counter += 1
+            u = _first_word(self.block(label, counter))[0]
+        value = u % n
+        if self.draws is not None:
+            self.draws.append((label, n, value))
+        return value

@@ -27,18 +27,44 @@ def read_snapshot(text: str) -> dict | None:
     return data if data.get("v") == SNAPSHOT_VERSION else None
 
 
-def head_columns(status: dict) -> tuple[int, str | None, str]:
+def listing(finished, started, waiting, word: str, round, phase, overdue=()) -> str:
+    """What ``pbem games`` says of a game after its name, before its mail: ``waiting`` and
+    ``overdue`` are the players' names, sorted; ``word`` is the game's word for a round."""
+    if finished:
+        return "finished"
+    if not started:
+        return "not started"
+    if not waiting:
+        return "play ended (seed revealed)"
+    text = f"{word} {round}, {phase}; waiting for {', '.join(waiting)}"
+    if overdue:
+        text += f" (OVERDUE: {', '.join(overdue)})"
+    return text
+
+
+def listing_of_line(line: dict) -> str:
+    """``listing`` of a game's cached listing fields (``head_columns``) when nobody is
+    overdue: what its ``game_heads`` row keeps ready, so that ``pbem games`` need not read
+    the fields themselves for a game whose earliest deadline has not passed."""
+    from ..games import round_word
+    return listing(line.get("finished"), line.get("started"), sorted({w["player"] for w in line.get("waiting") or []}),
+                   round_word(line.get("type")), line.get("round"), line.get("phase"))
+
+
+def head_columns(status: dict) -> tuple[int, str | None, str, str]:
     """What a game's row in ``game_heads`` caches from the status report at its head:
-    (finished, the earliest deadline owed or None, the listing fields as JSON) — what
-    ``pbem games`` shows and ``pbem mail tick`` looks at, without reading the snapshot."""
+    (finished, the earliest deadline owed or None, the listing fields as JSON, the listing
+    text when nobody is overdue) — what ``pbem games`` shows and ``pbem mail tick`` looks
+    at, without reading the snapshot."""
     waiting = [{k: w[k] for k in ("player", "due") if k in w} for w in status.get("waiting") or []]
     line = {k: status.get(k) for k in ("type", "players", "started", "round", "phase", "finished")}
     line["waiting"] = waiting
     due = min((w["due"] for w in waiting if "due" in w), default=None)
-    return int(bool(status.get("finished"))), due, json.dumps(line, separators=(",", ":"))
+    return (int(bool(status.get("finished"))), due, json.dumps(line, separators=(",", ":")),
+            listing_of_line(line))
 
 
-def head_columns_of(text: str) -> tuple[int, str | None, str] | None:
+def head_columns_of(text: str) -> tuple[int, str | None, str, str] | None:
     """``head_columns`` of a stored snapshot's text; None when it cannot tell (another
     version, unreadable, no status)."""
     try:

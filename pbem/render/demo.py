@@ -29,8 +29,9 @@ def play_bots(store, game_id: str, bot_seed: str, on_event=None, until=None, at:
         step = session.sealed
         if step is not None:
             held = {}
+            asked = {r.player: r for r in session.pending() if r.kind == step.kind}
             for player in step.owes_commit():
-                choice = bots[player].choose(session.state, player, step.kind)
+                choice = bots[player].choose(session.state, player, step.kind, request=asked.get(player))
                 sealed = commands.seal(session, player, choice)
                 held[player] = sealed
                 session = commands.commit(store, game_id, player, sealed["commitment"], (sealed["round"], sealed["step"]),
@@ -41,7 +42,7 @@ def play_bots(store, game_id: str, bot_seed: str, on_event=None, until=None, at:
                 session = commands.reveal(store, game_id, player, sealed["choice"], sealed["salt"], at=at)
         else:
             request = session.pending()[0]
-            choice = bots[request.player].choose(session.state, request.player, request.kind)
+            choice = bots[request.player].choose(session.state, request.player, request.kind, request=request)
             session = commands.decide(store, game_id, request.player, choice, at=at)
         if on_event and session.state.round != seen_round:
             on_event(seen_round)

@@ -4,6 +4,7 @@ that cache says nothing and every game is read the long way."""
 
 from __future__ import annotations
 
+from pbem.mail import judge
 from pbem.store import Store, outbox
 
 
@@ -86,6 +87,39 @@ def test_the_migration_fills_the_head_rows_of_games_already_there(finished_copy,
                 store.conn.execute(f"drop trigger game_heads_{trigger}")
             store.conn.execute("drop table game_heads")
             store.conn.execute("drop index mail_deadlines_remind")
-            store.conn.execute("delete from _migrations where name = 'm017_game_heads'")
+            store.conn.execute("delete from _migrations where name in ('m017_game_heads', 'm021_game_listing')")
     with Store(pbem_db) as store:
         assert store.conn.execute("select * from game_heads order by game").fetchall() == rows
+
+
+def test_the_listing_kept_ready_says_what_the_long_way_says(cli, finished_copy, new_game, pbem_db):
+    _three_games(cli, finished_copy, new_game)
+    with Store(pbem_db) as store:  # started in 2999 with a 1h deadline: not overdue, so listed from its row
+        judge.create_game(store, "later", "tortuga", ["ani", "alex"], {},
+                          {"ani": "ani@example.org", "alex": "alex@example.org"}, None,
+                          at="2999-01-01T00:00:00Z", deadline_seconds=3600, start=True)
+    with Store(pbem_db) as store:
+        listings = dict(store.conn.execute("select game, listing from game_heads"))
+        assert listings["g"].startswith("round 1, roll; waiting for ")
+        assert listings["done"] == "finished" and listings["n"] == "not started"
+        assert store.head_row("later")[2] is not None  # its earliest deadline is kept with it
+    before = [cli.ok("games").stdout, cli.ok("games", "--all").stdout]
+    assert [line.split(":")[0] for line in before[0].splitlines()[:3]] == ["g", "later", "n"]
+    assert "mail: 2 queued" in before[0].splitlines()[1]
+    with Store(pbem_db) as store:
+        with store.transaction():  # without the ready text each game's fields are read, as --json does
+            store.conn.execute("update game_heads set listing = null")
+    assert [cli.ok("games").stdout, cli.ok("games", "--all").stdout] == before
+
+
+def test_audit_checks_the_listing_kept_ready(cli, new_game, pbem_db):
+    driver = new_game("g")
+    driver.move()
+    with Store(pbem_db) as store:
+        with store.transaction():
+            store.conn.execute("update game_heads set listing = 'round 9, move; waiting for nobody'")
+    assert "round 9, move" in cli.ok("games").stdout  # a cache: what it says is listed ...
+    result = cli("audit", "g")  # ... and audit finds it differs from a fresh replay
+    assert result.exit_code == 1
+    head = driver.store.head("g")[0]
+    assert f"event {head}: the game's cached head row (what 'pbem games' lists) differs" in result.stdout

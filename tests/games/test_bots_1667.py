@@ -11,7 +11,7 @@ import pytest
 
 from pbem.games import tortuga1667 as game
 from pbem.games.tortuga1667 import legal
-from pbem.games.tortuga1667.bots import InformedBot, RandomBot, attack_odds
+from pbem.games.tortuga1667.bots import InformedBot, Legal, RandomBot, _candidates, _is_legal, attack_odds, shuffle
 from pbem.games.tortuga1667.engine import owed
 from pbem.games.tortuga1667.model import VOTE_CARDS
 from pbem.protocol.rng import RandomSource
@@ -218,3 +218,49 @@ def test_the_random_bot_is_uniform_when_the_options_are_not_listed():
     for word, count in words.items():
         share = sum(n for o, n in drawn.items() if o.split()[0] == word) / 1200
         assert share == pytest.approx(count / len(every), abs=0.05), word
+
+
+@pytest.mark.parametrize("size", [0, 1, 2, 3, 7, 31, 32, 33, 100, 257])
+def test_the_bots_shuffle_is_the_random_modules_draw_for_draw(size):
+    """The bots' own shuffle (no Python call per element) orders a list as
+    ``random.Random.shuffle`` does and leaves the generator in the same state: seeded games,
+    and the examples made from them, stay as they were."""
+    for seed in range(40):
+        mine, theirs = random.Random(seed), random.Random(seed)
+        a, b = list(range(size)), list(range(size))
+        shuffle(mine, a)
+        theirs.shuffle(b)
+        assert a == b and mine.getstate() == theirs.getstate()
+
+
+@pytest.mark.parametrize("players,seed", [(4, 1), (5, 2), (7, 3), (9, 4)])
+def test_legal_says_what_check_says_of_every_option_and_candidate(players, seed):
+    """``choice in Legal(state, player, kind)`` (the rules' list, read once) answers what
+    ``check(state, player, choice) == choice`` answers, for every listed option and every
+    candidate action the bots build, at every decision of whole games; every option is
+    its own canonical form; and a request handed to a bot must be the one it is asked about."""
+    rng = RandomSource.for_testing(f"legal/{seed}", game_id=f"l{seed}")
+    s = game.setup(NAMES[:players], {"variant": "advanced" if seed % 2 else "standard"}, rng)
+    bots = {p: InformedBot(f"{seed}/{p}") if k % 2 else RandomBot(f"{seed}/{p}") for k, p in enumerate(s.players)}
+    asked = 0
+    while (requests := game.pending(s)):
+        for r, (_, kind, entry) in zip(requests, owed(s)):
+            allowed = Legal(s, r.player, r.kind)
+            texts = set(legal.options(s, r.player, kind, entry)) | {"vote 99", "stow nowhere", "peek 1,1"}
+            if r.kind == "action":
+                down = tuple(k + 1 for k, card in enumerate(s.row) if card is not None)
+                texts |= set(_candidates(r.player, down, tuple(s.players)))
+            for text in texts:
+                assert (text in allowed) == _is_legal(s, r.player, text), (r.player, r.kind, text)
+                asked += 1
+            for option in legal.options(s, r.player, kind, entry):
+                # each option is its own canonical form, read the long way (check takes an
+                # exact option as it is, without parsing it)
+                assert game.check(s, r.player, f" {option.upper()} ") == option
+        r = requests[-1]
+        other = next(q for q in requests if q is not r) if len(requests) > 1 else None
+        if other is not None:
+            with pytest.raises(ValueError, match="request handed over"):
+                bots[r.player].choose(s, r.player, r.kind, request=other)
+        s = game.apply(s, r.player, bots[r.player].choose(s, r.player, r.kind, request=r), rng)
+    assert asked > 1000

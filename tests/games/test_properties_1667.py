@@ -13,7 +13,8 @@ from hypothesis import strategies as st
 
 from pbem.games import tortuga1667 as game
 from pbem.games.tortuga1667.bots import InformedBot, RandomBot
-from pbem.games.tortuga1667.model import HAND_SIZE, TREASURES, VOTE_CARDS
+from pbem.games.tortuga1667.model import _FIELD_NAMES as _FIELDS
+from pbem.games.tortuga1667.model import HAND_SIZE, TREASURES, VOTE_CARDS, _plain
 from pbem.protocol.rng import RandomSource
 
 NAMES = ("ani", "bo", "cy", "dee", "eve", "fay", "gus", "hal", "ivy")
@@ -213,3 +214,95 @@ def test_every_request_lists_its_default_among_the_legal_choices(p):
             assert r.sealed == (r.kind == "vote")
             if r.options is not None:
                 assert r.default in r.options
+
+
+def _containers(value, out: dict) -> dict:
+    """id -> object of every list and dict inside ``value`` (the objects kept alive)."""
+    if isinstance(value, (list, dict)):
+        out[id(value)] = value
+        for v in value.values() if isinstance(value, dict) else value:
+            _containers(v, out)
+    return out
+
+
+def _plain_fields(s) -> dict:
+    return {name: _plain(getattr(s, name)) for name in _FIELDS}
+
+
+def _typed(value):
+    """The value with every type spelled out (a list and a tuple, or 1 and True, differ)."""
+    if isinstance(value, dict):
+        return ("dict", [(type(k).__name__, k, _typed(v)) for k, v in value.items()])
+    if isinstance(value, (list, tuple)):
+        return (type(value).__name__, [_typed(v) for v in value])
+    return (type(value).__name__, value)
+
+
+@given(p=params, variant=st.sampled_from(["standard", "advanced"]))
+@settings(max_examples=15, deadline=None)
+def test_a_copy_is_a_plain_deep_copy_sharing_nothing(p, variant):
+    """``State.copy`` (written out per field for speed) gives, field by field, exactly what
+    the generic plain copy gives (types, key order included) and shares no list or dict
+    with the original, at every state of whole games of both set-ups."""
+    rng = RandomSource.for_testing(f"1667/{p['seed']}", game_id=f"g{p['seed']}")
+    state = game.setup(NAMES[:p["players"]], {"variant": variant}, rng)
+    bots = {q: game.bot(f"{p['seed']}/{q}", "informed" if p["informed"] and k % 2 == 0 else "random")
+            for k, q in enumerate(state.players)}
+    states = [state]
+    while (requests := game.pending(state)):
+        r = requests[0]
+        state = game.apply(state, r.player, bots[r.player].choose(state, r.player, r.kind), rng)
+        states.append(state)
+    assert len(states) > 5
+    for s in states:
+        twin = s.copy()
+        assert _typed({n: getattr(twin, n) for n in _FIELDS}) == _typed(_plain_fields(s))
+        assert twin == s
+        mine = _containers([getattr(s, n) for n in _FIELDS], {})
+        theirs = _containers([getattr(twin, n) for n in _FIELDS], {})
+        assert not set(mine) & set(theirs), "a copy shares a list or dict with its original"
+
+
+@given(p=params)
+@EXAMPLES
+def test_apply_never_changes_any_earlier_state_nor_a_sibling(p):
+    """No state of a game changes later in it, and applying another legal choice to the
+    same input (a branch) changes neither the input nor the state the game went on with
+    (no part is shared and then changed)."""
+    history = []
+    other_rng = RandomSource.for_testing("branch")
+    for before, player, choice, after in play(**p):
+        if not history:
+            history.append((before, json.dumps(game.to_json(before))))
+        assert json.dumps(game.to_json(before)) == history[-1][1], "apply changed its input"
+        snapshot = json.dumps(game.to_json(after))
+        request = next(r for r in game.pending(before) if r.player == player)
+        for other in (request.options or (request.default,))[:3]:
+            if other != choice:
+                game.apply(before, player, other, other_rng)
+        assert json.dumps(game.to_json(before)) == history[-1][1], "a branch changed the input"
+        assert json.dumps(game.to_json(after)) == snapshot, "a branch changed a sibling state"
+        history.append((after, snapshot))
+    for k, (s, snapshot) in enumerate(history):
+        assert json.dumps(game.to_json(s)) == snapshot, f"state {k} changed later in the game {p}"
+
+
+@given(p=params)
+@EXAMPLES
+def test_apply_shares_only_what_it_left_unchanged_and_copies_what_it_reads(p):
+    """Copy on write: a state from ``apply`` shares with its input the lists and dicts the
+    apply never read (the event names, the discard pile, ...), as the same objects, and
+    these hold what the input holds; whatever it changed is its own. The sharing does
+    happen (the speed of the engine rests on it)."""
+    shared = changed = 0
+    for before, _player, _choice, after in play(**p):
+        assert "_from" not in vars(after), "a state left apply still copying on write"
+        for name in _FIELDS:
+            mine, theirs = getattr(after, name), getattr(before, name)
+            if not isinstance(mine, (list, dict)):
+                continue
+            if mine is theirs:
+                shared += 1
+            elif _plain(mine) != _plain(theirs):
+                changed += 1
+    assert shared > changed > 0, (shared, changed)

@@ -35,7 +35,7 @@ def move(store, seat_absent: str | None = None) -> bool:
         commands.nmr(store, "g1", player, force=True, at=AT)
         return True
     request = next(r for r in session.requests_of(player) if r.sealed == sealed)
-    choice = session.rules.bot(f"bot/{player}", "random").choose(session.state, player, request.kind)
+    choice = session.rules.bot(f"bot/{player}", "random").choose(session.state, player, request.kind, request=request)
     if sealed:
         commands.commit_for_player(store, "g1", player, choice, at=AT)
     else:

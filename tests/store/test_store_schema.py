@@ -14,7 +14,8 @@ EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m00
                   "m005_snapshot_digest", "m006_imap",
                   "m007_deadlines", "m008_outbox_redact", "m010_mail_moments", "m010b_plain_mail",
                   "m011_snapshot_rounds", "m012_undeliverable", "m013_page_folders",
-                  "m014_former_players", "m015_held_answers", "m017_game_heads"]
+                  "m014_former_players", "m015_held_answers", "m017_game_heads",
+                  "m021_game_listing"]
 
 
 def columns(db, table):
@@ -30,7 +31,8 @@ def test_blank_database_migrates_to_full_schema(db_path):
                                          "mail_failures", "page_folders",
                                          "mail_former", "game_heads"}
         assert columns(db, "game_heads") == [("game", "TEXT"), ("seq", "INTEGER"), ("snap", "INTEGER"),
-                                             ("finished", "INTEGER"), ("due", "TEXT"), ("line", "TEXT")]
+                                             ("finished", "INTEGER"), ("due", "TEXT"), ("line", "TEXT"),
+                                             ("listing", "TEXT")]
         assert db["game_heads"].pks == ["game"]
         assert {index.name for index in db["game_heads"].indexes if index.origin == "c"} == {
             "game_heads_stale", "game_heads_playing", "game_heads_finished", "game_heads_due"}

@@ -67,12 +67,14 @@ def default(state: State, player: str, kind: str) -> str:
 
 
 def bot(seed, style: str = "greedy"):
-    """A bot player: ``bot.choose(state, player, kind) -> choice text``."""
+    """A bot player: ``bot.choose(state, player, kind, request=None) -> choice text``
+    (``request``, the open request from ``pending`` when the caller holds it, is not needed
+    here)."""
     from .bots import GreedyBot, RandomBot
     inner = (GreedyBot if style == "greedy" else RandomBot)(seed)
 
     class _Bot:
-        def choose(self, state: State, player: str, kind: str) -> str:
+        def choose(self, state: State, player: str, kind: str, request=None) -> str:
             return inner.choose(state, state.players.index(player), kind)
 
     return _Bot()

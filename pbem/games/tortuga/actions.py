@@ -113,7 +113,7 @@ def _resolve_attack(s: State, seat: int, action: int, pos: int, choice: str) -> 
     actor, victim = s.board(seat), s.board(target)
     attr = "boat" if action == BOARD else "pirate"
     if pos == 1:
-        s.targets[kind] = target
+        s.targets = {**s.targets, kind: target}  # shared with the old state: replaced
         if colour:
             area = victim.fleet if action == BOARD else victim.crew
             index = len(area) - 1 - area[::-1].index(colour)  # the rightmost of that colour

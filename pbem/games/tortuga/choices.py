@@ -14,6 +14,7 @@ logged) is lower case with full names, dice letters upper case and sorted.
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 
 from ...text import quote
 from ..base import InvalidChoice
@@ -41,6 +42,7 @@ def fold(name: str) -> str:
     return unicodedata.normalize("NFKC", name).casefold()
 
 
+@lru_cache(maxsize=1024)  # the same few texts come again and again (fleet:go, B,C, ...)
 def kind_of(text: str) -> str:
     """Which kind of request a choice text answers (by its prefix; dice otherwise)."""
     head = text.strip().split(":", 1)[0].strip().lower()

@@ -131,7 +131,9 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
                 else f"e.g. {default_for(state, seat, kind)}")
         raise InvalidChoice(f"{exc}; {hint}", tuple(options) if options else None, exc.code) from None
     canonical = _CANON[kind](state, seat, parsed)
-    if kind == "select":  # checked in full by _parse_select; listing options is costly
+    if kind == "select" or _plainly_legal(state, seat, kind, parsed):
+        # a selection is checked in full by _parse_select; the other kinds are checked
+        # directly when legal (listing their options is costly), and listed when refused
         return seat, kind, canonical, parsed
     if kind == "order":  # checked directly: the orderings can be many
         try:
@@ -149,6 +151,33 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
     if options is None:
         _check_order(state, seat, parsed)
     return seat, kind, canonical, parsed
+
+
+def _plainly_legal(state: State, seat: int, kind: str, parsed) -> bool:
+    """Whether a parsed choice is among ``options_for`` (True only if it is: False sends it
+    on to the full check, which lists the options in its refusal)."""
+    if kind in ("fleet", "crew", "hunt"):
+        return True  # go or forfeit, both always allowed (_parse_go refuses anything else)
+    board = state.boards[seat]
+    if kind == "skull":
+        return board.room(parsed) >= len(board.held)
+    if kind == "bonus":
+        how, action = parsed
+        return board.bonus[action] == 0 and state.bonus_supply > 0 if how == "new" else board.bonus[action] == 1
+    if kind in ("board", "raid"):  # as legal.target_options lists them
+        if parsed is None:
+            return True
+        target, colour = parsed
+        if target == seat:
+            return False
+        if _position(state, seat, ACTIONS.index(kind)) == 1:
+            area = state.boards[target].fleet if kind == "board" else state.boards[target].crew
+        elif state.targets.get(kind, seat) == target:
+            return False
+        else:
+            area = state.centre
+        return colour in area if area else colour is None
+    return False
 
 
 def check(state: State, player: str, text: str) -> str:
@@ -169,7 +198,7 @@ def apply(state: State, player: str, text: str, rng) -> State:
             _place_selection(s, seat, board, parsed)
             _clear_roll(board)
         else:
-            s.sealed[str(seat)] = canonical
+            s.sealed = {**s.sealed, str(seat): canonical}  # shared with the old state: replaced
             if len(s.sealed) == len(s.rolling):
                 _resolve_step(s, rng)
     elif kind == "skull":
@@ -182,10 +211,10 @@ def apply(state: State, player: str, text: str, rng) -> State:
         for other in s.clockwise():  # taking the last tile may leave others one way, or none
             _settle_bonus(s, other)
     elif kind == "order":
-        s.orders[str(seat)] = canonical
+        s.orders = {**s.orders, str(seat): canonical}
     else:
         action = ACTIONS.index(kind)
-        s.decisions[f"{kind}:{_position(s, seat, action)}"] = canonical
+        s.decisions = {**s.decisions, f"{kind}:{_position(s, seat, action)}": canonical}
     _advance(s, rng)
     return s
 
@@ -196,13 +225,16 @@ def _advance(s: State, rng) -> None:
         if s.phase == "roll":
             if s.rolling or s.skull_queue or s.open_select:
                 return
-            if any(b.bonus_owed for b in s.boards):
-                # placed before anyone rolls again: holding a tile back until every die is
-                # down would let its owner use what nobody else knew at the time
-                return
-            if any(b.unassigned() for b in s.boards):
-                _open_step(s, rng)
-                return
+            boards = s.boards
+            for b in boards:
+                if b.bonus_owed:
+                    # placed before anyone rolls again: holding a tile back until every die
+                    # is down would let its owner use what nobody else knew at the time
+                    return
+            for b in boards:
+                if None in b.dice and b.unassigned():
+                    _open_step(s, rng)
+                    return
             _enter_actions(s)
         elif s.phase == "actions":
             if _stage_requests(s):

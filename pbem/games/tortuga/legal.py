@@ -6,11 +6,8 @@ and depend only on public information and the player's own secrets.
 
 from __future__ import annotations
 
-from functools import lru_cache
-from itertools import combinations
-
 from .choices import format_dice, format_order
-from .model import ACTIONS, BOARD, COLOURS, DICE_ROOM, RAID, SKULL, State, capacity
+from .model import ACTIONS, BOARD, COLOURS, RAID, SKULL, State, capacity
 
 # Default preference for chests: purple scores double; white is wild in Tortuga.
 CHEST_RANK = {"purple": 0, "white": 1, "red": 2, "blue": 3, "yellow": 4}
@@ -62,31 +59,55 @@ def any_fits(board) -> bool:
     return False
 
 
+# Every non-empty set of dice as a bit mask (bit d for die d), the dice it holds, and its
+# place in the order selections are listed: smallest first, then in letter order.
+_DICE_OF = tuple(tuple(d for d in range(5) if mask >> d & 1) for mask in range(32))
+_RANK = [0] * 32
+for _place, _mask in enumerate(sorted(range(1, 32), key=lambda m: (len(_DICE_OF[m]), _DICE_OF[m]))):
+    _RANK[_mask] = _place
+_RANK = tuple(_RANK)
+_SUBMASKS = tuple(tuple(m for m in range(1, 32) if m & pool == m) for pool in range(32))  # non-empty
+
+
+def _by_face(board) -> list[int]:
+    """Per face (0..5), the mask of this player's rolled dice not yet placed that show it."""
+    masks = [0, 0, 0, 0, 0, 0]
+    roll, dice = board.roll, board.dice
+    for d in range(5):
+        face = roll[d]
+        if face is not None and dice[d] is None:
+            masks[face] |= 1 << d
+    return masks
+
+
 def legal_selections(board) -> list[tuple[int, ...]]:
-    """Every legal selection, smallest first, then in letter order."""
-    return list(_legal_selections(tuple(board.roll), tuple(board.dice), board.room(BOARD) + board.dice.count(BOARD),
-                                  board.room(RAID) + board.dice.count(RAID)))
-
-
-@lru_cache(maxsize=4096)
-def _legal_selections(roll, dice_on, board_cap, raid_cap) -> tuple:
-    # everything a selection's legality depends on is in the arguments, so it is cached
-    limits = (DICE_ROOM, DICE_ROOM, DICE_ROOM, board_cap, raid_cap)
-    free = [d for d in range(5) if roll[d] is not None and dice_on[d] is None]
-    skulls = [d for d in free if roll[d] == SKULL]
-    found = [c for size in range(1, len(skulls) + 1) for c in combinations(skulls, size)]
+    """Every legal selection, smallest first, then in letter order: any set of skulls, or
+    dice of one action with any skulls, as many as that action has room for."""
+    masks = _by_face(board)
+    skulls = masks[SKULL]
+    found = list(_SUBMASKS[skulls])
     for action in range(5):
-        dice = [d for d in free if roll[d] == action]
-        room = max(0, limits[action] - dice_on.count(action)) if dice else 0
-        if not room:
-            continue
-        pool = sorted(dice + skulls)
-        for size in range(1, min(room, len(pool)) + 1):
-            for combo in combinations(pool, size):
-                if any(roll[d] == action for d in combo):
-                    found.append(combo)
-    found.sort(key=lambda c: (len(c), c))
-    return tuple(found)
+        own = masks[action]
+        if own:
+            room = board.room(action)
+            if room:
+                found += _with_action(own, skulls, room)
+    found.sort(key=_RANK.__getitem__)
+    return list(map(_DICE_OF.__getitem__, found))
+
+
+_WITH_ACTION: dict[tuple[int, int, int], tuple[int, ...]] = {}  # at most 32 * 32 * 5 entries
+
+
+def _with_action(own: int, skulls: int, room: int) -> tuple[int, ...]:
+    """The selections of an action's dice ``own`` (a mask) with any of ``skulls``, at
+    least one of its own and at most ``room`` dice in all."""
+    key = (own, skulls, room)
+    found = _WITH_ACTION.get(key)
+    if found is None:
+        found = _WITH_ACTION[key] = tuple(m for m in _SUBMASKS[own | skulls]
+                                          if m & own and len(_DICE_OF[m]) <= room)
+    return found
 
 
 def select_options(board) -> list[str]:
@@ -99,26 +120,29 @@ def default_select(state: State, seat: int) -> str:
     the room); the largest total wins, ties to the earlier action. Skulls stay in hand
     unless nothing else fits; then one skull (the earliest letter) is selected."""
     board = state.boards[seat]
-    return _default_select(tuple(board.roll), tuple(board.dice),
-                           tuple(board.room(a) for a in range(5)), state.faces)
-
-
-@lru_cache(maxsize=4096)
-def _default_select(roll, dice_on, rooms, faces) -> str:
+    faces = state.faces
+    by_face: list[list[int]] = [[], [], [], [], [], []]
+    roll, on = board.roll, board.dice
+    for d in range(5):
+        face = roll[d]
+        if face is not None and on[d] is None:
+            by_face[face].append(d)
     best, best_total = None, 0
     for action in range(5):
-        dice = [d for d in range(5) if dice_on[d] is None and roll[d] == action]
-        room = rooms[action]
-        if not dice or not room:
+        dice = by_face[action]
+        if not dice:
             continue
-        dice.sort(key=lambda d: (-faces[d][action], d))
+        room = board.room(action)
+        if not room:
+            continue
+        if len(dice) > 1:
+            dice.sort(key=lambda d: (-faces[d][action], d))
         chosen = dice[:room]
         total = sum(faces[d][action] for d in chosen)
         if total > best_total:
             best, best_total = chosen, total
     if best is None:
-        skulls = [d for d in range(5) if dice_on[d] is None and roll[d] == SKULL]
-        best = skulls[:1]
+        best = by_face[SKULL][:1]
     return format_dice(best)
 
 

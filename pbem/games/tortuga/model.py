@@ -81,7 +81,10 @@ class Board:
         )
 
     def unassigned(self) -> list[int]:
-        return [i for i in range(5) if self.dice[i] is None and i not in self.held]
+        dice, held = self.dice, self.held
+        if held:
+            return [i for i in range(5) if dice[i] is None and i not in held]
+        return [i for i in range(5) if dice[i] is None]
 
     def dice_on(self, action: int) -> int:
         return self.dice.count(action)
@@ -141,17 +144,19 @@ class State:
     _owned: set = field(default_factory=set, repr=False, compare=False)
 
     def copy(self) -> "State":
-        """A copy to change: lists and dicts copied one level down (boards on first write,
-        see ``board``). Built slot by slot: this runs on every apply."""
+        """A copy to change: lists copied one level down (boards on first write, see
+        ``board``). Built slot by slot: this runs on every apply. Shared, not copied: what
+        the rules never change in place but replace (``rolling``, ``positions``,
+        ``totals``), and the dicts of choices made (``sealed``, ``decisions``, ``targets``,
+        ``orders``), which the rules replace with a changed copy when they add one."""
         new = _new_state(State)
         new.players, new.variant, new.faces, new.start = self.players, self.variant, self.faces, self.start
         new.round, new.phase, new.step, new.stage = self.round, self.phase, self.step, self.stage
         new.bag, new.pool, new.bonus_supply = self.bag[:], self.pool[:], self.bonus_supply
-        new.centre, new.boards, new.rolling = self.centre[:], self.boards[:], self.rolling[:]
-        new.sealed, new.skull_queue, new.open_select = self.sealed.copy(), self.skull_queue[:], self.open_select[:]
-        new.positions = [p[:] for p in self.positions]
-        new.totals = self.totals  # never changed in place: replaced when actions begin
-        new.decisions, new.targets, new.orders = self.decisions.copy(), self.targets.copy(), self.orders.copy()
+        new.centre, new.boards, new.rolling = self.centre[:], self.boards[:], self.rolling
+        new.sealed, new.skull_queue, new.open_select = self.sealed, self.skull_queue[:], self.open_select[:]
+        new.positions, new.totals = self.positions, self.totals
+        new.decisions, new.targets, new.orders = self.decisions, self.targets, self.orders
         new.effects, new._owned = [], set()
         return new
 

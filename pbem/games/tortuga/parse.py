@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from ...text import quote
 from ..base import IllegalChoice, InvalidChoice
 from . import choices as syn
@@ -33,7 +35,16 @@ def _parse_select(state, seat, text):
     return dice
 
 
+# Parsing skull, bonus, go and order choices depends on the text alone (a target's on the
+# players too): each is cached, as the same few texts come again and again (a refusal is
+# raised afresh each time).
+
 def _parse_skull(state, seat, text):
+    return _skull_of(text)
+
+
+@lru_cache(maxsize=256)
+def _skull_of(text):
     parts = syn.split(text, "skull")
     if len(parts) != 1:
         raise InvalidChoice(f"not understood: {quote(text.strip())}; {syn.SYNTAX['skull']}")
@@ -41,6 +52,11 @@ def _parse_skull(state, seat, text):
 
 
 def _parse_bonus(state, seat, text):
+    return _bonus_of(text)
+
+
+@lru_cache(maxsize=256)
+def _bonus_of(text):
     parts = syn.split(text, "bonus")
     if len(parts) != 2 or parts[0].strip().lower() not in ("new", "flip"):
         raise InvalidChoice(f"not understood: {quote(text.strip())}; {syn.SYNTAX['bonus']}")
@@ -48,6 +64,11 @@ def _parse_bonus(state, seat, text):
 
 
 def _parse_go(state, seat, text):
+    return _go_of(text)
+
+
+@lru_cache(maxsize=256)
+def _go_of(text):
     kind = syn.kind_of(text)
     parts = syn.split(text, kind)
     word = parts[0].strip().lower() if len(parts) == 1 else ""
@@ -57,6 +78,11 @@ def _parse_go(state, seat, text):
 
 
 def _parse_target(state, seat, text):
+    return _target_of(tuple(state.players), text)
+
+
+@lru_cache(maxsize=1024)
+def _target_of(players, text):
     kind = syn.kind_of(text)
     parts = syn.split(text, kind)
     if len(parts) == 1 and syn.fold(parts[0].strip()) == "forfeit":
@@ -64,20 +90,26 @@ def _parse_target(state, seat, text):
     if len(parts) not in (1, 2) or not parts[0].strip():
         raise InvalidChoice(f"not understood: {quote(text.strip())}; {syn.SYNTAX[kind]}")
     wanted = syn.fold(parts[0].strip())
-    matches = [i for i, p in enumerate(state.players) if syn.fold(p) == wanted]
+    matches = [i for i, p in enumerate(players) if syn.fold(p) == wanted]
     if not matches:
-        raise InvalidChoice(f"not understood: no player {quote(parts[0].strip())}; players: {', '.join(state.players)}",
+        raise InvalidChoice(f"not understood: no player {quote(parts[0].strip())}; players: {', '.join(players)}",
                             code="unknown-player")
     colour = syn.parse_colour(parts[1]) if len(parts) == 2 else None
     return matches[0], colour
 
 
 def _parse_order(state, seat, text):
+    """(fleet, crew): the chests listed for each area, as tuples."""
+    return _order_of(text)
+
+
+@lru_cache(maxsize=1024)
+def _order_of(text):
     parts = syn.split(text, "order")
     if len(parts) != 1 or parts[0].count("/") != 1:
         raise InvalidChoice(f"not understood: {quote(text.strip())}; {syn.SYNTAX['order']}")
     fleet, crew = parts[0].split("/")
-    return syn.parse_colour_list(fleet), syn.parse_colour_list(crew)
+    return tuple(syn.parse_colour_list(fleet)), tuple(syn.parse_colour_list(crew))
 
 
 def _check_order(state, seat, parsed):

@@ -13,13 +13,18 @@ def open_requests(state: State) -> list[tuple[int, str, bool]]:
     s = state
     out = []
     if s.phase == "roll":
+        order = s.clockwise()
         if s.rolling:
-            out += [(seat, "select", True) for seat in s.clockwise()
-                    if seat in s.rolling and str(seat) not in s.sealed]
+            rolling, sealed = s.rolling, s.sealed
+            out = [(seat, "select", True) for seat in order if seat in rolling and str(seat) not in sealed]
         elif s.skull_queue:
             out.append((s.skull_queue[0], "skull", False))
-        out += [(seat, "select", False) for seat in s.open_select]
-        out += [(seat, "bonus", False) for seat in s.clockwise() if s.boards[seat].bonus_owed]
+        if s.open_select:
+            out += [(seat, "select", False) for seat in s.open_select]
+        boards = s.boards
+        for seat in order:
+            if boards[seat].bonus_owed:
+                out.append((seat, "bonus", False))
     elif s.phase == "actions":
         out += [(seat, kind, False) for seat, kind, _key in _stage_requests(s)]
     elif s.phase == "move":
@@ -48,18 +53,16 @@ def owed_by(state: State, seat: int) -> dict[str, bool]:
     return owed
 
 
+# per stage of the actions phase: (action, position, decision key, kind) it asks for
+_WANTED = {"fch": tuple((a, pos, f"{ACTIONS[a]}:{pos}", ACTIONS[a]) for a in FCH for pos in (1, 2)),
+           **{f"{ACTIONS[a]}{pos}": ((a, pos, f"{ACTIONS[a]}:{pos}", ACTIONS[a]),)
+              for a in (BOARD, RAID) for pos in (1, 2)}}
+
+
 def _stage_requests(s: State) -> list[tuple[int, str, str]]:
-    if s.stage == "fch":
-        wanted = [(a, pos) for a in FCH for pos in (1, 2)]
-    else:
-        wanted = [(BOARD if s.stage.startswith("board") else RAID, int(s.stage[-1]))]
-    out = []
-    for action, pos in wanted:
-        seat = s.positions[action][pos - 1]
-        key = f"{ACTIONS[action]}:{pos}"
-        if seat is not None and key not in s.decisions:
-            out.append((seat, ACTIONS[action], key))
-    return out
+    positions, decisions = s.positions, s.decisions
+    return [(seat, kind, key) for action, pos, key, kind in _WANTED[s.stage]
+            if (seat := positions[action][pos - 1]) is not None and key not in decisions]
 
 
 def options_for(state: State, seat: int, kind: str) -> list[str] | None:

@@ -10,22 +10,26 @@ from .pool import label_name
 
 def _open_step(s: State, rng) -> None:
     s.step += 1
-    s.rolling = [seat for seat in range(s.n) if s.boards[seat].unassigned()]
+    boards, players = s.boards, s.players
+    rolling = s.rolling = [seat for seat in range(len(boards)) if boards[seat].unassigned()]
     s.sealed = {}
-    for seat in s.rolling:
-        board = s.board(seat)
-        _roll(s, board, f"r{s.round}/roll{s.step}/{label_name(s.players[seat])}", rng)
+    head = f"r{s.round}/roll{s.step}/"
+    for seat in rolling:
+        _roll(s, s.board(seat), head + label_name(players[seat]), rng)
     s.effects.append({"type": "step", "round": s.round, "step": s.step,
-                      "players": [s.players[i] for i in s.rolling]})
+                      "players": [players[i] for i in rolling]})
 
 
 def _roll(s: State, board: Board, label: str, rng) -> None:
+    """Roll the board's unplaced dice: die d's label is ``label/`` and its letter."""
+    roll, below, label = board.roll, rng.below, label + "/"
     for d in board.unassigned():
-        board.roll[d] = rng.below(f"{label}/{LETTERS[d]}", 6)
+        roll[d] = below(label + LETTERS[d], 6)
 
 
 def _roll_text(board: Board) -> dict:
-    return {LETTERS[d]: FACE_NAMES[board.roll[d]] for d in range(5) if board.roll[d] is not None}
+    roll = board.roll
+    return {LETTERS[d]: FACE_NAMES[roll[d]] for d in range(5) if roll[d] is not None}
 
 
 def _resolve_step(s: State, rng) -> None:
@@ -42,9 +46,9 @@ def _resolve_step(s: State, rng) -> None:
             _clear_roll(board)
         else:
             _forced_reroll(s, seat, board, rng)
+    boards = s.boards
     for seat in s.clockwise():
-        board = s.boards[seat]
-        if seat not in rolled and not board.unassigned():
+        if seat not in rolled and not boards[seat].unassigned():
             self_board = s.board(seat)
             self_board.bonus_owed += 1
             s.effects.append({"type": "bonus_award", "player": s.players[seat]})

@@ -90,9 +90,10 @@ def result(state: State) -> dict | None:
 
 
 def bot(seed, style: str = "random"):
-    """A bot player: ``bot.choose(state, player, kind) -> choice text``. Styles: "random"
-    (uniform over the legal choices) and "greedy" or "informed" (plays for its loyalty
-    from its player's view alone)."""
+    """A bot player: ``bot.choose(state, player, kind, request=None) -> choice text``
+    (``request``: the player's open request of that kind, when the caller already has it
+    from ``pending``; else the bot works it out). Styles: "random" (uniform over the legal
+    choices) and "greedy" or "informed" (plays for its loyalty from its player's view alone)."""
     from .bots import InformedBot, RandomBot
     if style in ("greedy", "informed"):
         return InformedBot(seed)

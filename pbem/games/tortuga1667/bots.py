@@ -1,9 +1,10 @@
 """Seedable bots for Tortuga 1667: a uniformly random player and an informed one.
 
-Both go through the game's public interface only: their own open request (``pending``),
-``check`` to test a choice built from the syntax, and ``view(state, player)``. The
-informed bot decides from its player's view alone (its loyalty, its hand, its peeks, the
-public board), never from the hidden state, so it can stand in for a real player.
+Both decide from what their player may know: their own open request (the one the caller
+hands them, else ``pending``'s), the legal choices (what ``check`` accepts: the rules' own
+list of them, read once per decision), and ``view(state, player)``. The informed bot
+decides from its player's view alone (its loyalty, its hand, its peeks, the public board),
+never from the hidden state, so it can stand in for a real player.
 
 Each bot draws from its own ``random.Random(seed)``: a bot is deterministic from its seed
 and the calls it was asked, and never touches the ``random`` module's global state.
@@ -16,7 +17,7 @@ import random
 from functools import lru_cache
 from itertools import product
 
-from ..base import ChoiceError
+from .legal import row_option
 
 SHIPS = ("dutchman", "jolly")
 HOLDS = ("british", "french")
@@ -27,7 +28,14 @@ UNKNOWN_WORTH = -0.5  # a blind reveal: often a Black Spot or an Albatross
 LONG_GAME = 200  # turns: past this an informed bot plays at random, so no game can stall
 
 
-def _request(state, player: str, kind: str):
+def _request(state, player: str, kind: str, request=None):
+    """The request the caller handed over (it must be the player's, of that kind), else
+    the one ``pending`` lists."""
+    if request is not None:
+        if request.player != player or request.kind != kind:
+            raise ValueError(f"the request handed over is {request.player}'s {request.kind}, "
+                             f"not {player}'s {kind}")
+        return request
     from . import pending  # noqa: PLC0415 (the package imports this module lazily)
     for r in pending(state):
         if r.player == player and r.kind == kind:
@@ -35,60 +43,121 @@ def _request(state, player: str, kind: str):
     raise ValueError(f"{player} owes no {kind} choice now")
 
 
+class Legal:
+    """``choice in Legal(state, player, kind)``: whether ``check`` accepts ``choice`` as it
+    is (canonical and legal). The rules' list of legal choices is read once, on the first
+    question (tests/games/test_bots_1667.py checks this equals asking ``check``)."""
+
+    __slots__ = ("state", "player", "kind", "options")
+
+    def __init__(self, state, player: str, kind: str):
+        self.state, self.player, self.kind, self.options = state, player, kind, None
+
+    def __contains__(self, choice: str) -> bool:
+        if self.kind == "action" and row_option(self.state, self.player, choice):
+            return True  # a peek, reveal or force open now: no need to list the rest
+        if self.options is None:
+            self.options = frozenset(legal_options(self.state, self.player, self.kind))
+        return choice in self.options
+
+
+def legal_options(state, player: str, kind: str) -> list[str]:
+    """Every legal choice of ``player``'s open ``kind`` decision, listed or not (the rules'
+    own list, in its order)."""
+    from .engine import owed  # noqa: PLC0415
+    from .legal import options  # noqa: PLC0415
+    entry = next(e for p, k, e in owed(state) if p == player and k == kind)
+    return options(state, player, kind, entry)
+
+
 def _is_legal(state, player: str, choice: str) -> bool:
-    from . import check  # noqa: PLC0415
+    """Whether ``check`` accepts ``choice`` as it is (one question; see ``Legal``)."""
+    from ..base import ChoiceError  # noqa: PLC0415
+    from .engine import check  # noqa: PLC0415
     try:
         return check(state, player, choice) == choice
     except ChoiceError:
         return False
 
 
+def shuffle(rnd: random.Random, x: list) -> None:
+    """``rnd.shuffle(x)``: the same draws, the same order (CPython's Fisher-Yates over
+    ``_randbelow_with_getrandbits``, unchanged from 3.2 to 3.13), without two Python calls
+    per element. Bots shuffle a hundred candidate actions a turn; seeded games and the
+    examples built from them depend on the order (tests/games/test_bots_1667.py pins it)."""
+    getrandbits = rnd.getrandbits
+    for i, n, k in _steps(len(x)):
+        j = getrandbits(k)
+        while j >= n:
+            j = getrandbits(k)
+        x[i], x[j] = x[j], x[i]
+
+
+@lru_cache(maxsize=256)
+def _steps(size: int) -> tuple:
+    """(i, i + 1, bits of i + 1) for i from size - 1 down to 1: the shuffle's draws."""
+    return tuple((i, i + 1, (i + 1).bit_length()) for i in range(size - 1, 0, -1))
+
+
 def action_candidates(v: dict) -> list[str]:
     """Every action the syntax allows that could be legal, in canonical form, from a view:
     a superset of the legal ones (``check`` decides)."""
     me = v["viewer"]
-    down = [r["slot"] for r in v["row"] if r["card"] is not None]
-    k = v["players"].index(me)
-    others = v["players"][k + 1:] + v["players"][:k]
+    down = tuple(r["slot"] for r in v["row"] if r["card"] is not None)
+    return list(_candidates(me, down, tuple(v["players"])))
+
+
+@lru_cache(maxsize=4096)
+def _candidates(me: str, down: tuple, players: tuple) -> tuple:
+    k = players.index(me)
+    others = players[k + 1:] + players[:k]
     out = [f"peek {a},{b}" for a in down for b in down if a < b]
     out += [f"reveal {a}" for a in down]
     out += [f"force {p} {a},{b}" for p in others for a in down for b in down if a != b]
     out += [f"move rowboat {s}" for s in SHIPS] + [f"move {s}" for s in SHIPS] + ["move tortuga"]
     out += ["attack", "mutiny", "brawl"] + [f"maroon {p}" for p in others]
     out += [f"shift {a} to {b}" for a in HOLDS for b in HOLDS if a != b]
-    return out
+    return tuple(out)
 
 
 class RandomBot:
     """Picks uniformly among the legal choices of its own open request. When the request
     does not list them (too many), it builds every candidate from the syntax and takes
-    them in a random order until ``check`` accepts one (uniform over the legal ones)."""
+    them in a random order until one is legal (uniform over the legal ones)."""
 
     def __init__(self, seed: int | str = 0, reveal_bias: float = 0.0):
         self.random = random.Random(seed)
         self.reveal_bias = reveal_bias  # chance to reveal outright: shortens simulated games
 
-    def choose(self, state, player: str, kind: str) -> str:
-        request = _request(state, player, kind)
-        if request.options is not None:
-            options = list(request.options)
-            reveals = [o for o in options if o.startswith("reveal ")]
-            if reveals and self.reveal_bias and self.random.random() < self.reveal_bias:
-                return self.random.choice(reveals)
-            return self.random.choice(options)
-        return self.any_legal(state, player, kind, request.default)
+    def choose(self, state, player: str, kind: str, request=None) -> str:
+        """A choice for ``player``'s open ``kind`` request; ``request``, when the caller
+        already holds it (from ``pending``), saves working it out again."""
+        return self.uniform(state, player, kind, _request(state, player, kind, request))
 
-    def any_legal(self, state, player: str, kind: str, default: str) -> str:
+    def uniform(self, state, player: str, kind: str, request, legal=None) -> str:
+        options = request.options
+        if options is not None:
+            if self.reveal_bias:
+                reveals = [o for o in options if o.startswith("reveal ")]
+                if reveals and self.random.random() < self.reveal_bias:
+                    return self.random.choice(reveals)
+            return self.random.choice(options)
+        return self.any_legal(state, player, kind, request.default, legal)
+
+    def any_legal(self, state, player: str, kind: str, default: str, legal=None) -> str:
         if kind != "action":
             return default  # a kind this bot cannot spell out: the documented default
-        from . import view  # noqa: PLC0415
-        candidates = action_candidates(view(state, player))
-        reveals = [c for c in candidates if c.startswith("reveal ")]
-        if reveals and self.reveal_bias and self.random.random() < self.reveal_bias:
-            candidates = reveals
-        self.random.shuffle(candidates)
+        # the candidates from the public row and seats (what action_candidates reads of a view)
+        down = tuple(k + 1 for k, card in enumerate(state.row) if card is not None)
+        candidates = list(_candidates(player, down, tuple(state.players)))
+        if self.reveal_bias:
+            reveals = [c for c in candidates if c.startswith("reveal ")]
+            if reveals and self.random.random() < self.reveal_bias:
+                candidates = reveals
+        shuffle(self.random, candidates)
+        legal = legal if legal is not None else Legal(state, player, kind)
         for choice in candidates:
-            if _is_legal(state, player, choice):
+            if choice in legal:
                 return choice
         return default
 
@@ -99,20 +168,23 @@ class InformedBot(RandomBot):
     Armada hidden while its team is not ahead and reveals it when ahead, moves treasure to
     its team's hold as cabin boy, captain and looter, and votes with its loyalty."""
 
-    def choose(self, state, player: str, kind: str) -> str:
+    def choose(self, state, player: str, kind: str, request=None) -> str:
         from . import view  # noqa: PLC0415
-        request = _request(state, player, kind)
+        request = _request(state, player, kind, request)
         v = view(state, player)
         plan = getattr(self, f"_{kind}", None)
         choice = None
+        allowed = request.options if request.options is not None else Legal(state, player, kind)
 
         def legal(c: str) -> bool:
-            return c in request.options if request.options is not None else _is_legal(state, player, c)
+            return c in allowed
 
         if plan is not None and v["turn_no"] <= LONG_GAME:
             choice = plan(Mind(v, self.random), request, legal)
         # a plan's choice is checked again, so a rule added later can only make it fall back
-        return choice if choice is not None and legal(choice) else super().choose(state, player, kind)
+        if choice is not None and legal(choice):
+            return choice
+        return self.uniform(state, player, kind, request, None if request.options is not None else allowed)
 
     # ------------------------------------------------------------------- decisions
 
@@ -164,7 +236,7 @@ class InformedBot(RandomBot):
         feared = {s for s in m.down() if (m.worth(known[s]) if s in known else m.unknown_worth()) <= -1}
         candidates = [c for c in action_candidates(m.v) if not c.startswith(("reveal", "force"))
                       or not feared & {int(x) for x in c.split()[-1].split(",")}]
-        m.random.shuffle(candidates)
+        shuffle(m.random, candidates)
         return next((c for c in candidates if legal(c)), None)
 
     def _pick(self, m, request, legal):

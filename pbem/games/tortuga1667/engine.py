@@ -49,6 +49,8 @@ def validate(s: State, player: str, text: str) -> tuple[str, dict, str]:
         waiting = ", ".join(f"{p} ({k})" for p, k, _ in owed(s))
         raise NotYourTurn(f"it is not {player}'s turn: {player} owes no choice now; waiting for "
                           f"{waiting or 'nobody: the game is over'}")
+    if legal.is_option(s, player, kind, entry, text):
+        return kind, entry, text  # already canonical: every option is its own canonical form (tested)
     opts = legal.options(s, player, kind, entry)
     word = first_word(text)
     wanted = KIND_OF_WORD.get(word)
@@ -80,8 +82,7 @@ def check(s: State, player: str, text: str) -> str:
 def apply(state: State, player: str, text: str, rng) -> State:
     """A new state with the choice applied; ``state`` itself is left unchanged."""
     kind, entry, choice = validate(state, player, text)
-    s = state.copy()
-    s.effects = []
+    s = state._next()  # a copy on write with no effects yet
     w = choice.split()
     if kind == "vote":
         s.effects.append({"type": "voted", "player": player})
@@ -90,7 +91,7 @@ def apply(state: State, player: str, text: str, rng) -> State:
         s.queue.pop(0)
         HANDLERS[kind](s, player, w, entry, rng)
     _advance(s)
-    return s
+    return s._close()
 
 
 # ----------------------------------------------------------------------------- handlers

@@ -26,6 +26,8 @@ the map (RULING map-default).
 
 from __future__ import annotations
 
+from functools import lru_cache
+
 from .board import rowboat_moves
 from .maps import atlantis_target
 from .model import HOLDS, SHIP_ROOM, SHIPS, State
@@ -64,15 +66,8 @@ def after(s: State, player: str) -> list[str]:
 
 
 def action_options(s: State, player: str) -> list[str]:
-    cards = slots(s)
-    out = []
-    # with one card left (the Armada, or the last of a tie-break) nobody may peek or force
-    if len(cards) >= 2:
-        pairs = [(a, b) for a in cards for b in cards if a < b]
-        out += [f"peek {a},{b}" for a, b in pairs]
-    out += [f"reveal {a}" for a in cards]
-    if len(cards) >= 2:
-        out += [f"force {p} {a},{b}" for p in after(s, player) for a in cards for b in cards if a != b]
+    k = s.players.index(player)
+    out = list(_row_options(tuple(slots(s)), tuple(s.players[k + 1:] + s.players[:k])))
     out += rowboat_moves(s, player)
     if atlantis_target(s, player):
         out.append("atlantis go")
@@ -88,6 +83,40 @@ def action_options(s: State, player: str) -> list[str]:
     if "governor" in ranks:
         out.append("brawl")
     return out
+
+
+@lru_cache(maxsize=1024)
+def _row_options(cards: tuple, others: tuple) -> tuple:
+    """peek, reveal and force over the face-down slots ``cards``, forcing ``others`` (the
+    other players clockwise): the bulk of a turn's options, the same for many turns."""
+    out = []
+    # with one card left (the Armada, or the last of a tie-break) nobody may peek or force
+    if len(cards) >= 2:
+        out += [f"peek {a},{b}" for a in cards for b in cards if a < b]
+    out += [f"reveal {a}" for a in cards]
+    if len(cards) >= 2:
+        out += [f"force {p} {a},{b}" for p in others for a in cards for b in cards if a != b]
+    return tuple(out)
+
+
+@lru_cache(maxsize=1024)
+def _row_set(cards: tuple, others: tuple) -> frozenset:
+    return frozenset(_row_options(cards, others))
+
+
+def row_option(s: State, player: str, text: str) -> bool:
+    """Whether ``text`` is one of the peeks, reveals and forces ``player``'s action may be
+    now (always among the action's options; the other actions are not)."""
+    k = s.players.index(player)
+    return text in _row_set(tuple(slots(s)), tuple(s.players[k + 1:] + s.players[:k]))
+
+
+def is_option(s: State, player: str, kind: str, entry: dict, text: str) -> bool:
+    """``text in options(s, player, kind, entry)``, without listing a turn's options when
+    ``text`` is one of its peeks, reveals or forces (most turns' choice)."""
+    if kind == "action" and row_option(s, player, text):
+        return True
+    return text in options(s, player, kind, entry)
 
 
 def options(s: State, player: str, kind: str, entry: dict) -> list[str]:

@@ -1,7 +1,12 @@
 """Tortuga 1667 state and card tables: plain data with a lossless JSON form.
 
-The rules never change a state they were given: ``State.copy`` makes a deep copy (the
-state is small) which ``engine.apply`` changes and returns.
+The rules never change a state they were given. ``engine.apply`` changes and returns
+``state._next()``, a copy on write: its lists and dicts are those of ``state`` until the
+apply first reads one, which then gets its own copy; whatever the apply never touched stays
+shared once it returns (nobody changes a state the rules returned: ``State.copy``, a deep
+copy, gives one to change by hand). Both are written out for the shape each field has (a
+list of card ids, a dict of lists, ...); the free-form fields (the queue, the votes, the
+outcome, effects) go through ``_plain``.
 
 Tables here are data (see docs/rules-1667.md for the rulings behind the marked ones):
 the loyalty table by player count, the vote deck, and the event deck.
@@ -79,7 +84,7 @@ _ATOMS = frozenset((int, str, bool, type(None), float))
 _new_state = object.__new__
 
 
-@dataclass(slots=True)
+@dataclass
 class State:
     players: list
     loyalty: dict = field(default_factory=dict)  # player -> british | french | dutch
@@ -115,10 +120,71 @@ class State:
     effects: list = field(default_factory=list)  # what the last apply did
 
     def copy(self) -> "State":
-        """A deep copy, built field by field (no JSON round trip: this runs on every apply)."""
+        """A deep copy: nothing in it is shared with this state."""
+        return self._copy(True)
+
+    def _next(self) -> "State":
+        """The state ``apply`` changes: this one's values, its lists and dicts copied as the
+        apply first reads them (``_Shared``), no effects yet. ``_close`` ends the changing."""
+        mine = self.__dict__
+        if "_from" in mine:
+            raise RuntimeError("a state still being changed by apply cannot be copied on write")
         new = _new_state(State)
-        for name in _FIELD_NAMES:
-            setattr(new, name, _plain(getattr(self, name)))
+        d = new.__dict__
+        for name in _SCALARS:
+            d[name] = mine[name]
+        d["effects"] = []
+        d["_from"] = {name: mine[name] for name in _SHARED_NAMES}
+        return new
+
+    def _close(self) -> "State":
+        """The apply is done: the parts it never read are those of the state it came
+        from, shared as they are (neither state is ever changed again)."""
+        d = self.__dict__
+        shared = d.pop("_from")
+        shared.update(d)  # what the apply copied or set, over what it left alone
+        d.update(shared)
+        return self
+
+    def _copy(self, effects: bool) -> "State":
+        # Every container is copied: the lists and dicts of atoms by list()/dict() (in C),
+        # the nested ones one level down, the free-form ones by _plain. ``effects`` False
+        # leaves the copy's effects empty (apply starts them afresh). A test checks over
+        # whole games that this equals _plain field by field and shares no container.
+        new = _new_state(State)
+        new.players = list(self.players)
+        new.loyalty = dict(self.loyalty)
+        new.hands = {k: list(v) for k, v in self.hands.items()}
+        new.vote_deck = list(self.vote_deck)
+        new.ships = {k: list(v) for k, v in self.ships.items()}
+        new.tortuga = list(self.tortuga)
+        new.rowboats = dict(self.rowboats)
+        new.sunk = self.sunk
+        new.holds = {k: dict(v) for k, v in self.holds.items()}
+        new.galleon = self.galleon
+        new.loose = self.loose
+        new.events = list(self.events)
+        new.event_deck = list(self.event_deck)
+        new.row = list(self.row)
+        new.discard = list(self.discard)
+        new.removed = list(self.removed)
+        new.albatross = {k: list(v) for k, v in self.albatross.items()}
+        new.maps = {k: list(v) for k, v in self.maps.items()}
+        new.variant = self.variant
+        slots = self.slots
+        new.slots = None if slots is None else {k: list(v) for k, v in slots.items()}
+        new.bag = list(self.bag)
+        new.seen = {k: [dict(e) for e in v] for k, v in self.seen.items()}
+        new.shuffles = self.shuffles
+        new.turn = self.turn
+        new.turn_no = self.turn_no
+        new.vote_no = self.vote_no
+        new.queue = _plain(self.queue)
+        new.vote = _plain(self.vote)
+        new.last_vote = _plain(self.last_vote)
+        new.phase = self.phase
+        new.outcome = _plain(self.outcome)
+        new.effects = _plain(self.effects) if effects else []
         return new
 
     def to_json(self) -> dict:
@@ -190,3 +256,49 @@ class State:
 
 
 _FIELD_NAMES = tuple(f.name for f in fields(State))
+
+
+def _lists(v: dict) -> dict:
+    return {k: list(x) for k, x in v.items()}
+
+
+# how each list or dict field is copied (the shapes of _copy); the rest are plain values
+_COPIERS = {
+    "players": list, "loyalty": dict, "hands": _lists, "vote_deck": list, "ships": _lists,
+    "tortuga": list, "rowboats": dict, "holds": lambda v: {k: dict(x) for k, x in v.items()},
+    "events": list, "event_deck": list, "row": list, "discard": list, "removed": list,
+    "albatross": _lists, "maps": _lists, "slots": lambda v: None if v is None else _lists(v),
+    "bag": list, "seen": lambda v: {k: [dict(e) for e in x] for k, x in v.items()},
+    "queue": _plain, "vote": _plain, "last_vote": _plain, "outcome": _plain, "effects": _plain,
+}
+_SCALARS = tuple(name for name in _FIELD_NAMES if name not in _COPIERS)
+_SHARED_NAMES = tuple(name for name in _COPIERS if name != "effects")  # apply starts effects afresh
+
+
+class _Shared:
+    """A list or dict field of a state made by ``State._next`` that the apply has not read
+    yet: its value is still the object of the state it came from, so the first read
+    copies it. The copy then sits in the instance's own ``__dict__``, which Python looks
+    in first: a field comes through here at most once, and only while the apply runs."""
+
+    __slots__ = ("name", "copy")
+
+    def __init__(self, name: str, copy) -> None:
+        self.name, self.copy = name, copy
+
+    def __get__(self, obj, owner=None):
+        if obj is None:
+            return self
+        d = obj.__dict__
+        try:
+            value = self.copy(d["_from"][self.name])
+        except KeyError:
+            raise AttributeError(self.name) from None
+        d[self.name] = value
+        return value
+
+
+for _name, _copier in _COPIERS.items():
+    if _name != "effects":
+        setattr(State, _name, _Shared(_name, _copier))
+del _name, _copier
