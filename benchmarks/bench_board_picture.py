@@ -2,10 +2,12 @@
 
     python benchmarks/bench_board_picture.py              # resvg-py (pbem[mail]); CairoSVG too if installed
     python benchmarks/bench_board_picture.py --repeat 50
+    python benchmarks/bench_board_picture.py --zoom 1     # the trade-off: drawn at the board's own size
 
 Boards: a Tortuga player's board (from examples/games/four-players.jsonl, round 1) and the
 Tortuga 1667 table (examples/games/tortuga1667-nine-players.jsonl, last turn), drawn at
-twice their size as the mail does. Prints, per renderer: its import time, the CPU time per
+twice their size as the mail does (``--zoom``: another size, to weigh sharpness against
+time and bytes). Prints, per renderer: its import time, the CPU time per
 board (``time.process_time``, steadier than the wall clock on a busy machine; the best of
 ``--repeat`` runs after one warm-up), the PNG's size, and the size of the installed
 packages it needs. CairoSVG is measured only where it is installed (with the system's
@@ -52,14 +54,15 @@ def package_size(names) -> float:
     return total / 1e6
 
 
-def renderers():
+def renderers(zoom: float):
     def resvg():
         from pbem.mail import pictures
+        pictures.ZOOM = zoom
         return lambda svg: pictures._render.__wrapped__(pictures._with_namespace(svg), pictures.default_fonts())
 
     def cairo():
         import cairosvg
-        return lambda svg: cairosvg.svg2png(bytestring=svg.encode("utf-8"), scale=2)
+        return lambda svg: cairosvg.svg2png(bytestring=svg.encode("utf-8"), scale=zoom)
     return {"resvg-py": ("resvg_py", resvg, ["resvg-py"]),
             "CairoSVG": ("cairosvg", cairo, ["CairoSVG", "cairocffi", "cffi", "pycparser", "cssselect2",
                                               "tinycss2", "webencodings", "defusedxml", "pillow"])}
@@ -68,9 +71,15 @@ def renderers():
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--repeat", type=int, default=20)
+    parser.add_argument("--zoom", type=float, default=None, help="drawn at this many times the board's size "
+                        "(default: what the mail uses, pbem.mail.pictures.ZOOM)")
     args = parser.parse_args()
+    if args.zoom is None:
+        from pbem.mail import pictures
+        args.zoom = pictures.ZOOM
+    print(f"zoom {args.zoom:g}")
     svgs = boards()
-    for name, (module, make, dists) in renderers().items():
+    for name, (module, make, dists) in renderers(args.zoom).items():
         started = time.perf_counter()
         try:
             importlib.import_module(module)

@@ -118,8 +118,9 @@ def compose(row: outbox.OutboxRow, from_address: str, plain: bool = False):
         message.add_alternative(html, subtype="html", charset="utf-8", cte=_transfer_encoding(html))
         part = message.get_payload()[-1]
         for image in images:  # the HTML part becomes multipart/related: the page and its pictures
-            part.add_related(image.png, "image", "png", cid=image.cid, disposition="inline",
-                             filename=image.name)
+            if part.get_content_type() != "multipart/related":
+                part.make_related()
+            part.attach(_picture_part(image, type(part), part.policy))
     if row.attachments:
         import json
         for item in json.loads(row.attachments):
@@ -128,6 +129,29 @@ def compose(row: outbox.OutboxRow, from_address: str, plain: bool = False):
                                    filename=item["filename"])
     _fixed_boundaries(message, row.message_id)
     return message
+
+
+def _picture_part(image, kind, policy):
+    """The MIME part of a board picture, as ``add_related`` makes it (a ``kind`` part:
+    base64, inline, its Content-ID and file name), made once per picture: a summary's board
+    goes to every player, and encoding the PNG and parsing the part's headers cost more than
+    the rest of the message. Each message gets its own copy (with its own list of headers)."""
+    import copy
+    key = (image, kind, policy)
+    made = _picture_parts.get(key)
+    if made is None:
+        made = kind(policy=policy)
+        made.set_content(image.png, "image", "png", cid=image.cid, disposition="inline", filename=image.name)
+        if len(_picture_parts) >= _PICTURE_PARTS:
+            _picture_parts.pop(next(iter(_picture_parts)))
+        _picture_parts[key] = made
+    part = copy.copy(made)
+    part._headers = list(made._headers)
+    return part
+
+
+_PICTURE_PARTS = 64  # the parts kept: a run's boards (the oldest made goes first)
+_picture_parts: dict = {}
 
 
 def _fixed_boundaries(message, message_id: str) -> None:

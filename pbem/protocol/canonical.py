@@ -54,12 +54,40 @@ def _check(value: Any, path: str = "$") -> None:
     raise CanonicalError(f"{path}: {type(value).__name__} has no canonical JSON form")
 
 
+def _plain(value: Any) -> bool:
+    """True when ``value`` is built of nothing but the exact types canonical JSON takes (dict
+    with str keys, list, tuple, str, int, bool, None), which is what pbem's own events
+    are: then only the strings' Unicode is left to check, and encoding the text does that.
+    False for anything else (a float, another key type, a subclass): ``_check`` decides,
+    and names the place. The same answer as ``_check``, without a path made for every item."""
+    kind = type(value)
+    if kind is dict:
+        for key, item in value.items():
+            if type(key) is not str:
+                return False
+            kind = type(item)
+            if not (kind is str or kind is int or kind is bool or item is None or _plain(item)):
+                return False
+        return True
+    if kind is list or kind is tuple:
+        for item in value:
+            kind = type(item)
+            if not (kind is str or kind is int or kind is bool or item is None or _plain(item)):
+                return False
+        return True
+    return kind is str or kind is int or kind is bool or value is None
+
+
 def canonical_json(value: Any) -> bytes:
     """Return the canonical JSON bytes of ``value`` (sorted keys, no spaces, UTF-8)."""
-    _check(value)
-    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False).encode(
-        "utf-8"
-    )
+    if not _plain(value):
+        _check(value)
+    text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
+    try:
+        return text.encode("utf-8")
+    except UnicodeEncodeError:  # a lone surrogate somewhere: say where
+        _check(value)
+        raise CanonicalError("$: string is not valid Unicode") from None
 
 
 def canonical_text(value: Any) -> str:

@@ -57,17 +57,34 @@ def load(store, game_id: str, for_write: bool = False) -> Session:
         damage = store.damage(game_id)
         if damage is not None:
             raise Damaged(game_id, *damage)
-    # Inside one transaction (which holds the write lock) the session a write left behind
-    # is the game's state at the head: the judge reads and writes one game many times in a
-    # batch of mail. The store forgets these when a savepoint or the transaction ends badly.
+    # Inside a transaction (which holds the write lock) the session the last write left
+    # behind is the game's state at the head: the judge reads and writes one game many times
+    # in a batch of mail, and from one batch to the next. The store keeps these across its
+    # own transactions and forgets them when a savepoint or a transaction ends badly, when
+    # another connection commits, or when a row they rest on is changed by hand
+    # (Store._watch); the head's seq is compared here as well.
     sessions = getattr(store, "sessions", None) if getattr(store, "in_transaction", False) else None
     cached = sessions.get(game_id) if sessions is not None else None
-    if cached is not None and cached.seq == store.head(game_id)[0]:
-        return cached
+    if cached is not None:
+        # right after damage() passed, the head is the last event it checked
+        head = store.checked_head(game_id) if for_write else None
+        if cached.seq == (head or store.head(game_id))[0]:
+            _keep(sessions, game_id, cached)
+            return cached
     session = _load(store, game_id, for_write)
     if sessions is not None:
-        sessions[game_id] = session
+        _keep(sessions, game_id, session)
     return session
+
+
+KEPT_SESSIONS = 256  # a judge that runs for months keeps the games it wrote to last, not all
+
+
+def _keep(sessions: dict, game_id: str, session: Session) -> None:
+    sessions.pop(game_id, None)
+    sessions[game_id] = session
+    while len(sessions) > KEPT_SESSIONS:
+        del sessions[next(iter(sessions))]  # the one read longest ago
 
 
 def _load(store, game_id: str, for_write: bool) -> Session:
@@ -152,10 +169,11 @@ def _snapshot(store, session: Session) -> None:
     """Cache the replayed state at the head, with the public status report, so that
     ``status`` can answer without loading the rules (``audit`` checks both)."""
     if session.seed is not None:
-        data = snapshot_data(session, store.head(session.game_id))
+        head = store.checked_head(session.game_id) or store.head(session.game_id)
+        data = snapshot_data(session, head)
         store.put_snapshot(session.game_id, session.seq, json.dumps(data, separators=(",", ":")),
                            round=session.state.round if session.state is not None else None,
-                           head=head_columns(data["status"]))
+                           head=head_columns(data["status"]), at_head=head)
 
 
 def _snapshot_at_commit(store, session: Session) -> None:
@@ -311,6 +329,9 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
             events.append(("started", {"client_entropy": _entropy({})}))
         _emit(store, session, events, at)
         _snapshot(store, session)
+        sessions = getattr(store, "sessions", None)
+        if sessions is not None and session.seed is not None:
+            _keep(sessions, game_id, session)  # the next write starts from it (see load)
     return session
 
 
@@ -590,7 +611,7 @@ def seal(session: Session, player: str, choice: str) -> dict:
     if player not in session.sealed.waiting:
         raise Refused(f"{player} takes no part in sealed step {r}.{s}")
     try:
-        canonical = session.rules.check(session.state, player, choice)
+        canonical = session.check(player, choice)
     except ChoiceError as exc:
         raise Refused(str(exc)) from None
     salt = new_salt()
@@ -691,7 +712,7 @@ def signed_decision(session: Session, player: str, choice: str, secret_key: str)
     if any(r.sealed for r in session.requests_of(player)):
         raise Refused(f"{player} owes a sealed choice: pbem seal --key, not a decision")
     try:
-        canonical = session.rules.check(session.state, player, choice)
+        canonical = session.check(player, choice)
     except ChoiceError as exc:
         raise Refused(str(exc)) from None
     return decision_block(session, player, canonical, secret_key)

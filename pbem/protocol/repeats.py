@@ -193,7 +193,7 @@ def decision_fits_now(session, player: str, choice: str, round_step=None) -> boo
     if any(r.sealed for r in session.requests_of(player)):
         return False
     try:
-        session.rules.check(state, player, choice)
+        session.check(player, choice)
     except ChoiceError:
         return False
     return True

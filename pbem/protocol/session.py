@@ -203,6 +203,20 @@ class Session(AnonymousSteps, Discretion, SeatsAndTime):
             cached = self._pending = (state, self.rules.pending(state))
         return cached[1]
 
+    def check(self, player: str, choice) -> str:
+        """The rules' check of ``choice`` by ``player`` now: its canonical form, or the
+        rules' ``ChoiceError``. The last answer is kept for the current state, which is
+        never changed in place: a command that asks whether a decision is a repeat, then
+        records it, has the rules check it once, not at each of those steps."""
+        state = self.state
+        last = self.__dict__.get("_last_check")
+        if last is not None and last[0] is state and last[1] == player and last[2] == choice \
+                and type(choice) is str:
+            return last[3]
+        canonical = self.rules.check(state, player, choice)
+        self._last_check = (state, player, choice, canonical)
+        return canonical
+
     def requests_of(self, player: str):
         return [r for r in self.pending() if r.player == player]
 
@@ -596,7 +610,7 @@ class Session(AnonymousSteps, Discretion, SeatsAndTime):
             if request.sealed:
                 raise Refused(f"{player} owes a sealed choice: commit to it and reveal it, not decide")
         try:
-            canonical = self.rules.check(self.state, player, data["choice"])
+            canonical = self.check(player, data["choice"])
         except ChoiceError as exc:
             raise Refused(str(exc)) from None
         if (data.get("round"), data.get("step")) != (self.state.round, self.state.step):
@@ -618,7 +632,7 @@ class Session(AnonymousSteps, Discretion, SeatsAndTime):
         """(applied choice, why it is illegal, the refusal's code): the canonical choice, or
         the default with the reason and code when the committed choice is not allowed."""
         try:
-            return self.rules.check(self.state, player, choice), None, None
+            return self.check(player, choice), None, None
         except ChoiceError as exc:
             return self.rules.default(self.state, player, self.sealed.kind), str(exc), exc.code
 

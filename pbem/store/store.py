@@ -74,9 +74,11 @@ class Store:
         self._db = None
         self._in_transaction = False
         self._checked: dict[str, tuple[int, str]] = {}  # games damage() passed (see _marker)
-        self.sessions: dict = {}  # game -> its protocol state at the head, within this transaction
-        self._after_commit: tuple[int, int] | None = None  # _marker() after our last commit
-        self._watching = False  # the temporary trigger of _marker is in place
+        # game -> its protocol state at the head (pbem.protocol.commands.load): kept across our
+        # own transactions while nobody else writes, like _checked (see _marker)
+        self.sessions: dict = {}
+        self._after_commit: int | None = None  # _marker() after our last commit
+        self._watching = False  # the temporary triggers of _watch are in place
         # callables (store, session) -> (session, at) -> None that the protocol's writing
         # commands call inside their transaction (see pbem.protocol.commands._write)
         self.write_hooks: list = []
@@ -137,8 +139,10 @@ class Store:
                 ) from exc
             raise self._write_error(exc) from exc
         self._in_transaction = True
-        if self._after_commit is None or self._marker() != self._after_commit:
-            self._checked.clear()  # someone else wrote since our last commit: check afresh
+        self._watch()
+        marker = self._marker()
+        if marker != self._after_commit:
+            self._forget()  # someone else wrote since our last commit: check afresh
         committed = False
         try:
             yield self
@@ -159,33 +163,56 @@ class Store:
             self._in_transaction = False
             self.before_commit.clear()
             self.snapshots_due.clear()
-            self._after_commit = self._marker() if committed else None
+            # our own commit leaves data_version as it was, and nobody else could commit
+            # while this transaction held the write lock
+            self._after_commit = marker if committed else None
             if not committed:
-                self._checked.clear()
-            self.sessions.clear()
+                self._forget()
         maybe_crash("commit:after")
         if committed:
             callbacks, self.on_commit = self.on_commit, []
             for callback in callbacks:
                 callback()
 
-    def _marker(self) -> tuple[int, int]:
-        """What tells whether an event could have changed since: SQLite's ``data_version``
-        (it changes when another connection commits) and how often a row of ``events`` was
-        updated or deleted through this connection (pbem never does either; a temporary
-        trigger counts them). While it stays as it was after our last commit, the chain
-        ``damage`` passed is still the file's, and a long-running judge checks each event
-        once instead of at every write."""
-        if not self._watching:
-            self.conn.execute("create temp table if not exists pbem_events_changed (n integer not null)")
-            self.conn.execute("insert into temp.pbem_events_changed select 0 where not exists "
-                              "(select 1 from temp.pbem_events_changed)")
-            for what in ("update", "delete"):
-                self.conn.execute(f"create temp trigger if not exists pbem_events_{what} after {what} on main.events "
-                                  f"begin update pbem_events_changed set n = n + 1; end")
-            self._watching = True
-        version = self.conn.execute("PRAGMA data_version").fetchone()[0]
-        return version, self.conn.execute("select n from temp.pbem_events_changed").fetchone()[0]
+    def _marker(self) -> int:
+        """SQLite's ``data_version``: it changes when another connection commits. While it
+        stays as it was after our last commit, what this store keeps (the chain ``damage``
+        passed, the sessions at the heads) is still the file's, and a long-running judge
+        checks each event once and reads each game once instead of at every write. A change
+        through this very connection that pbem never makes is caught by ``_watch``."""
+        return self.conn.execute("PRAGMA data_version").fetchone()[0]
+
+    def _watch(self) -> None:
+        """Temporary triggers (this connection only) that make the store forget what it
+        keeps the moment a row it relies on is changed through this connection in a way
+        pbem itself never does: an event updated or deleted, the newest snapshot of a game
+        changed or deleted, a game's server seed changed, deleted or added after its first
+        event. Such a change, e.g. by raw SQL inside one of our own transactions, is then
+        read afresh (and found, if it is damage) before the next write."""
+        if self._watching:
+            return
+        self.conn.create_function("pbem_changed_by_hand", 0, self._forget)
+        forget = "begin select pbem_changed_by_hand(); end"
+        for name, when in (
+            ("events_update", "after update on main.events"),
+            ("events_delete", "after delete on main.events"),
+            ("snapshots_update", "after update on main.snapshots"),
+            # pbem deletes only snapshots older than the one it has just written
+            ("snapshots_delete", "after delete on main.snapshots when not exists "
+                                 "(select 1 from main.snapshots s where s.game = old.game and s.seq > old.seq)"),
+            ("seed_update", "after update on main.secrets when 'server_seed' in (old.name, new.name)"),
+            ("seed_delete", "after delete on main.secrets when old.name = 'server_seed'"),
+            # pbem stores a game's seed before its first event
+            ("seed_insert", "after insert on main.secrets when new.name = 'server_seed' and exists "
+                            "(select 1 from main.events e where e.game = new.game)"),
+        ):
+            self.conn.execute(f"create temp trigger if not exists pbem_watch_{name} {when} {forget}")
+        self._watching = True
+
+    def _forget(self) -> None:
+        """Drop what the store keeps about games (it is read again from the file)."""
+        self._checked.clear()
+        self.sessions.clear()
 
     @contextlib.contextmanager
     def atomic(self) -> Iterator[Store]:
@@ -205,8 +232,7 @@ class Store:
         except BaseException:
             self.conn.execute(f"ROLLBACK TO SAVEPOINT {name}")
             self.conn.execute(f"RELEASE SAVEPOINT {name}")
-            self._checked.clear()  # it may name events that are gone now
-            self.sessions.clear()  # and a session may have taken them in
+            self._forget()  # it may name events that are gone now, and a session may have taken them in
             raise
         else:
             self.conn.execute(f"RELEASE SAVEPOINT {name}")
@@ -243,7 +269,9 @@ class Store:
         at = utc_now() if at is None else at
         if not isinstance(at, str) or not AT_PATTERN.fullmatch(at):
             raise StoreError(f"event time must look like 2024-05-01T12:00:00Z, got {at!r}")
-        last_seq, prev_hash = self.head(game)
+        # the head is the last event damage() passed or we added since, if any (a row added by
+        # hand after it would make this insert fail on its key, and nothing is written)
+        last_seq, prev_hash = self._checked.get(game) or self.head(game)
         event = {"game": game, "seq": last_seq + 1, "kind": kind, "at": at, "data": data}
         try:
             body = canonical_text(event)
@@ -261,6 +289,10 @@ class Store:
             [game, stored.seq, kind, at, body, prev_hash, stored.hash],
         )
         maybe_crash("append:after-insert")
+        if self._checked.get(game) == (last_seq, prev_hash):
+            # the chain up to here passed damage() and this event was made from its
+            # canonical body just now: the next check starts after it
+            self._checked[game] = (stored.seq, stored.hash)
         return stored
 
     def _rows(self, game: str, after: int = 0, upto: int | None = None) -> list[dict]:
@@ -378,7 +410,8 @@ class Store:
         return [row["name"] for row in self._query(query, [game])]
 
     def put_snapshot(self, game: str, seq: int, state_text: str, round: int | None = None,
-                     head: tuple[int, str | None, str] | None = None) -> None:
+                     head: tuple[int, str | None, str] | None = None,
+                     at_head: tuple[int, str] | None = None) -> None:
         """Cache the state of ``game`` after event ``seq`` (0: before any event), with a
         digest that binds it to that event's hash (see ``snapshot``). ``round`` is the
         round of that state (None before play starts): older snapshots of this round or a
@@ -386,11 +419,12 @@ class Store:
         round's summary can be replayed from just before the round began. ``head``: what
         the game's ``game_heads`` row caches when ``seq`` is the head (finished, earliest
         deadline owed, listing fields and text: ``pbem.protocol.snapshot.head_columns``); without it,
-        a snapshot at the head leaves that row saying nothing (the game is read the long way)."""
-        last_seq, _ = self.head(game)
+        a snapshot at the head leaves that row saying nothing (the game is read the long way).
+        ``at_head``: ``head(game)`` as the caller has just read it in this transaction."""
+        last_seq, last_hash = at_head if at_head is not None and self._in_transaction else self.head(game)
         if not 0 <= seq <= last_seq:
             raise StoreError(f"cannot snapshot {game!r} at event {seq}: the log has {last_seq}")
-        digest = _snapshot_digest(game, seq, self._hash_at(game, seq), state_text)
+        digest = _snapshot_digest(game, seq, last_hash if seq == last_seq else self._hash_at(game, seq), state_text)
         self.conn.execute(
             "insert or replace into snapshots (game, seq, state, digest, round) values (?, ?, ?, ?, ?)",
             [game, seq, state_text, digest, round],
@@ -512,6 +546,12 @@ class Store:
             if self._in_transaction:
                 self._checked[game] = (last[0], last[5])
         return None
+
+    def checked_head(self, game: str) -> tuple[int, str] | None:
+        """``(seq, hash)`` of the last event of ``game`` that ``damage`` passed in this
+        transaction (or our own ``append`` added after it), None if none: right after
+        ``damage(game)`` returned None, the head of the log."""
+        return self._checked.get(game) if self._in_transaction else None
 
     def integrity_check(self) -> str:
         """SQLite's own ``PRAGMA integrity_check``: ``"ok"`` when the file is sound."""

@@ -166,7 +166,10 @@ def smtp_server(handler):
 
     class Bound(Controller):
         def __init__(self, handler):
-            self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+            # IPPROTO_TCP, not 0: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose
+            # proto says TCP, and with Nagle on every multi-line reply (EHLO) waits 40 ms
+            # for the client's delayed ACK
+            self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
             self._listener.bind(("127.0.0.1", 0))
             super().__init__(handler, hostname="127.0.0.1", port=self._listener.getsockname()[1])
 

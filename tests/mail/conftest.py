@@ -78,6 +78,7 @@ class Recorder:
         self.received.append(SimpleNamespace(
             mail_from=envelope.mail_from, rcpt_tos=list(envelope.rcpt_tos),
             raw=envelope.content, tls=server.transport.get_extra_info("ssl_object") is not None,
+            session=session,  # one per connection: kept here, so distinct sessions are distinct objects
             login=session.auth_data if session.authenticated else None,
             # stored as a Unix mailbox would: lines end in LF
             message=email.message_from_bytes(envelope.content.replace(b"\r\n", b"\n"), policy=default_policy)))
@@ -90,7 +91,10 @@ class _BoundController(Controller):
     """A Controller listening on a socket bound here to a free port (no race for the port)."""
 
     def __init__(self, handler, **kwargs):
-        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
+        # IPPROTO_TCP, not 0: asyncio turns Nagle off (TCP_NODELAY) only on sockets whose proto
+        # says TCP, and with Nagle on every multi-line reply (EHLO) waits 40 ms for the
+        # client's delayed ACK
+        self._listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM, socket.IPPROTO_TCP)
         self._listener.bind(("127.0.0.1", 0))
         super().__init__(handler, hostname="127.0.0.1", port=self._listener.getsockname()[1], **kwargs)
 

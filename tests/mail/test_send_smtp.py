@@ -102,6 +102,24 @@ def test_auth_login(store, smtp_server, put, auth_checker):
     assert {r.login for r in server.handler.received} == {"judge"}
 
 
+def test_a_batch_goes_over_one_connection_with_one_login(store, smtp_server, put, auth_checker):
+    """A judge with twenty messages due logs in once, not twenty times; a refused
+    recipient on the way fails its own message and the connection goes on."""
+    logins = []
+    check = auth_checker("judge", "s3cret")
+
+    def counted(*args):
+        logins.append(args[3])  # the mechanism
+        return check(*args)
+    server = smtp_server(authenticator=counted, auth_required=True, auth_require_tls=False)
+    server.handler.refuse = {"p7@example.org": "550 5.1.1 no such user here"}
+    put(store, 20)
+    report = send_due(store, plain(server.port, smtp_user="judge", smtp_password="s3cret"), T0)
+    assert [r.id for r in report.failed] == [7] and len(report.sent) == 19
+    assert len(server.handler.received) == 19 and len(logins) == 1
+    assert len({id(r.session) for r in server.handler.received}) == 1
+
+
 def test_a_wrong_password_touches_no_row(store, smtp_server, put, auth_checker):
     server = smtp_server(authenticator=auth_checker("judge", "s3cret"), auth_required=True,
                          auth_require_tls=False)
