@@ -147,6 +147,7 @@ def _picture_part(image, kind, policy):
         _picture_parts[key] = made
     part = copy.copy(made)
     part._headers = list(made._headers)
+    part.defects = []
     return part
 
 

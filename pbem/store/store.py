@@ -15,6 +15,7 @@ import json
 import os
 import sqlite3
 import time
+import weakref
 from pathlib import Path
 from typing import Iterator, NamedTuple
 
@@ -191,7 +192,16 @@ class Store:
         read afresh (and found, if it is damage) before the next write."""
         if self._watching:
             return
-        self.conn.create_function("pbem_changed_by_hand", 0, self._forget)
+        # through a weak reference: the connection holding the store would be a cycle, and a
+        # store nobody closes would keep its file open until the cycle collector ran
+        store = weakref.ref(self)
+
+        def changed_by_hand() -> None:
+            kept = store()
+            if kept is not None:
+                kept._forget()
+
+        self.conn.create_function("pbem_changed_by_hand", 0, changed_by_hand)
         forget = "begin select pbem_changed_by_hand(); end"
         for name, when in (
             ("events_update", "after update on main.events"),

@@ -146,3 +146,24 @@ def test_a_store_keeps_the_sessions_of_the_games_it_read_last(tmp_path, monkeypa
     with store.transaction():
         commands.load(store, "c")
     assert list(store.sessions) == ["a", "c"]
+
+
+
+def test_a_store_nobody_closes_lets_go_of_its_file_when_dropped(tmp_path):
+    """The watch's triggers call back into the store through a weak reference. A strong one
+    (the connection holding a function that holds the store) is a cycle the collector cannot
+    see through, so a store dropped without close() kept its database open for good: a
+    full test run once ran out of file descriptors this way."""
+    import gc
+    import os
+
+    def open_files():
+        return sum(1 for fd in os.listdir("/proc/self/fd")
+                   if os.path.realpath(f"/proc/self/fd/{fd}").startswith(str(tmp_path)))
+
+    store = Store(tmp_path / "g.db")
+    commands.create_game(store, "g", "tortuga1667", PLAYERS, {}, start=True, at=AT)
+    assert store._watching and open_files() > 0
+    del store
+    gc.collect()
+    assert open_files() == 0

@@ -122,7 +122,7 @@ def _check_order(state, seat, parsed):
             raise IllegalChoice(f"illegal: the {area} area takes {k} chest(s) from your {src} area "
                                 f"({', '.join(source) or 'empty'}), you listed {len(listed)}; "
                                 f"e.g. {legal.default_order(state, seat)}", code="order-count")
-        for colour in set(listed):
+        for colour in dict.fromkeys(listed):  # the first listed first, whatever the hash seed
             if listed.count(colour) > source.count(colour):
                 raise IllegalChoice(f"illegal: your {src} area has {source.count(colour)} {colour} "
                                     f"chest(s), you listed {listed.count(colour)}; e.g. {legal.default_order(state, seat)}",

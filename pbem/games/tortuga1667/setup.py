@@ -35,6 +35,13 @@ def check_players(players) -> tuple[str, ...]:
         if odd:
             raise ValueError(f"player name {quote(name)} may not contain spaces, commas or "
                              f"invisible characters (U+{ord(odd[0]):04X})")
+        # ... and stays one word once read as choices are read (NFKC): U+00B4 becomes a space
+        # and an accent, a fullwidth comma a comma, and a choice naming that player would split
+        read = unicodedata.normalize("NFKC", name).replace(",", " ").split()
+        if len(read) != 1:
+            raise ValueError(f"player name {quote(name)} reads as {len(read)} words once its "
+                             f"letters are normalised (NFKC: {quote(' '.join(read))}); choose "
+                             f"plain letters or digits")
         key = fold(name)
         if key in RESERVED:
             raise ValueError(f"player name {quote(name)} is a word of the choice syntax; choose another")
