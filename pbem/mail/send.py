@@ -314,8 +314,9 @@ def _and_notices(store, rows: list, tried: set, report: SendReport, moment):
 
 
 def render_pending(store) -> int:
-    """Render the bodies of rows queued as what to render (public summaries), each summary
-    once for all its recipients; returns how many summaries were rendered."""
+    """Render the bodies of rows queued as what to render (public summaries, each once for
+    all its recipients; private messages, from the model kept when queued); returns how
+    many summaries were rendered."""
     from .moment import render_row
     cache: dict = {}
     for row in outbox.to_render(store):

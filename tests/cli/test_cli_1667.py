@@ -109,6 +109,15 @@ def test_a_player_name_starting_with_a_dash_is_refused(cli):
     assert "h" not in cli.ok("games").stdout.split()
 
 
+def test_a_player_name_that_splits_once_normalised_is_refused(cli):
+    """A choice is read after NFKC, which makes 'bob´' two words: no choice could name such a
+    player, so `new` refuses the name, on one line, and no game is made."""
+    cli.ok("new", "g", "--game", "tortuga1667", "--players", PLAYERS)
+    cli.refused("g", "new", "h", "--game", "tortuga1667", "--players", "bob\u00b4,bo,cy,dee,eve",
+                match="player name 'bob\u00b4' reads as 2 words once its letters are normalised")
+    assert "h" not in cli.ok("games").stdout.split()
+
+
 def test_status_says_turn_as_the_summaries_do(cli):
     cli.ok("new", "g", "--game", "tortuga1667", "--players", PLAYERS)
     cli.ok("new", "t", "--players", "ani,bo,cy")
