@@ -9,6 +9,7 @@ import json
 import re
 import secrets
 from email.message import EmailMessage
+from email.policy import EmailPolicy
 from types import SimpleNamespace
 
 import pytest
@@ -133,19 +134,43 @@ def helpers():
 
 # ---------------------------------------------------------------------- a real SMTP server
 
+class ReadOnce(EmailPolicy):
+    """``email.policy.default``, but each header value is parsed once: the parser and every
+    ``get_content_type()`` read the same Content-Type again and again, and ``default`` parses
+    it anew each time (the most of the parse of the judge's mail). A header object is a pure
+    function of (name, value) and nobody changes one in place, so a message reads exactly
+    as under ``default``; tests/judge/test_mailroom.py holds them side by side."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        object.__setattr__(self, "_parsed", {})
+
+    def header_fetch_parse(self, name, value):
+        if hasattr(value, "name"):
+            return value
+        key = (name, value)
+        header = self._parsed.get(key)
+        if header is None:
+            if len(self._parsed) >= 20000:
+                self._parsed.clear()
+            header = self._parsed[key] = super().header_fetch_parse(name, value)
+        return header
+
+
 class Mailroom:
-    """An aiosmtpd handler that keeps every message it accepts, parsed, with its envelope:
-    what each recipient's mail program would have received."""
+    """An aiosmtpd handler that keeps every message it accepts, parsed (as ``policy.default``
+    reads it, see ``ReadOnce``), with its envelope: what each recipient's mail program would
+    have received."""
 
     def __init__(self):
         self.received: list[SimpleNamespace] = []
         self.boxes: dict[str, list] = {}
+        self.policy = ReadOnce()
 
     async def handle_DATA(self, server, session, envelope):
         import email
-        from email.policy import default as default_policy
         content = envelope.content.replace(b"\r\n", b"\n")  # as a Unix mailbox keeps it
-        message = email.message_from_bytes(content, policy=default_policy)
+        message = email.message_from_bytes(content, policy=self.policy)
         rcpt_tos = [a.lower() for a in envelope.rcpt_tos]
         self.received.append(SimpleNamespace(rcpt_tos=rcpt_tos, raw=content, message=message))
         for address in rcpt_tos:
