@@ -83,7 +83,8 @@ class SendReport:
 
 
 def compose(row: outbox.OutboxRow, from_address: str, plain: bool = False):
-    """The message of ``row`` (an ``email.message.EmailMessage``, policy ``default``).
+    """The message of ``row`` (an ``email.message.EmailMessage``, policy ``default``, each
+    header value parsed once: ``sendpolicy``).
 
     Plain text, plus an HTML alternative when the row has one and ``plain`` is false (the
     recipient's choice: ``pbem address ... --plain``); the boards drawn in the HTML as SVG
@@ -93,12 +94,13 @@ def compose(row: outbox.OutboxRow, from_address: str, plain: bool = False):
     """
     from datetime import datetime, timezone
     from email.message import EmailMessage
-    from email.policy import default
     from email.utils import format_datetime
 
     from pbem.store.event import AT_FORMAT
 
-    message = EmailMessage(policy=default)
+    from .sendpolicy import SEND_POLICY
+
+    message = EmailMessage(policy=SEND_POLICY)
     message["From"] = from_address
     message["To"] = row.recipient
     message["Subject"] = row.subject

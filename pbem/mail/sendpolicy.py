@@ -1,0 +1,49 @@
+"""The email policy the judge composes its mail with: ``email.policy.default``, with each
+header value parsed once.
+
+Building a message with the default policy parses every header it sets into a header object,
+and parses again each Content-Type that ``set_boundary`` or ``set_param`` leave as plain text,
+every time it is read (``get_content_type`` while composing and while flattening). Most of
+those values are the same in every message (the judge's address, a player's address,
+``text/plain; charset="utf-8"``, ``7bit``, ``1.0``...), and parsing them was most of the
+cost of composing a message. A header object is a pure function of its (name, value) and
+nothing changes one in place (a changed header is a new one), so ``SEND_POLICY`` keeps the
+ones it made and hands the same object out again: the messages, and their bytes, are exactly
+those of the default policy (tests/mail/test_compose_and_files.py compares them).
+"""
+
+from __future__ import annotations
+
+from email.policy import EmailPolicy, linesep_splitter
+
+_KEPT = 4096  # header objects kept; the values seen once (Message-ID, Date) make the rest
+
+
+class HeadersOnce(EmailPolicy):
+    """``email.policy.default``, each header value parsed once (see the module)."""
+
+    def __init__(self, **kw):
+        super().__init__(**kw)
+        object.__setattr__(self, "_made", {})  # shared by the clones (``clone`` copies it)
+
+    def _header(self, name: str, value: str):
+        key = (name, value)
+        header = self._made.get(key)
+        if header is None:
+            if len(self._made) >= _KEPT:
+                self._made.clear()
+            header = self._made[key] = self.header_factory(name, value)
+        return header
+
+    def header_store_parse(self, name, value):
+        if hasattr(value, "name") or type(value) is not str or len(value.splitlines()) > 1:
+            return super().header_store_parse(name, value)  # as it is, or the default's refusal
+        return (name, self._header(name, value))
+
+    def header_fetch_parse(self, name, value):
+        if hasattr(value, "name"):
+            return value
+        return self._header(name, "".join(linesep_splitter.split(value)))
+
+
+SEND_POLICY = HeadersOnce()
