@@ -4,7 +4,8 @@
 The send step can be killed at any moment and run again: a row is sent only while it is
 queued and due, it is claimed (``outbox.claim``) just before it goes out so that two
 senders running at once do not both send it, and it is marked sent right after the server
-accepts it. One window remains: a crash (or a lost connection) after the server accepted a
+accepts it (in one transaction with the claim of the next row: one commit per message). One
+window remains: a crash (or a lost connection) after the server accepted a
 message but before the mark. That message is sent again on a later run, with the same
 Message-ID, which mail clients use to show it once.
 
@@ -274,11 +275,20 @@ def send_due(store, config: MailConfig, now: str,
         return report
     try:
         tried = {row.id for row in rows}
+        # After a message is sent, should_stop() is asked for the next row and, unless it says
+        # stop, the mark of the one sent and the claim of the next go in one transaction:
+        # ``asked`` and ``claimed`` carry those answers to the next row's turn.
+        asked = claimed = None
         for index, row in enumerate(_and_notices(store, rows, tried, report, moment)):
-            if should_stop is not None and should_stop():
+            stop = asked if asked is not None else should_stop is not None and should_stop()
+            asked = None
+            if stop:
                 report.left = len(rows) - index
                 break
-            if not outbox.claim(store, row.id, moment(), claim_seconds):
+            if claimed is None:
+                claimed = outbox.claim(store, row.id, moment(), claim_seconds)
+            took, claimed = claimed, None
+            if not took:
                 continue  # another sender took it (or sent it) since we looked
             maybe_crash("send:after-claim")
             try:
@@ -295,7 +305,15 @@ def send_due(store, config: MailConfig, now: str,
                     break
             else:
                 maybe_crash("send:after-accept")
-                outbox.mark_sent(store, row.id, moment())
+                following = rows[index + 1] if index + 1 < len(rows) else None
+                if following is not None:
+                    asked = should_stop is not None and should_stop()
+                if following is None or asked:
+                    outbox.mark_sent(store, row.id, moment())
+                else:
+                    claimed = outbox.mark_sent_and_claim(store, row.id, moment(), following.id, moment(),
+                                                         claim_seconds)
+                maybe_crash("send:after-mark")
                 report.add(_result(row, SENT))
     finally:
         _close(smtp)

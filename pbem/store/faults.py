@@ -7,6 +7,7 @@ at that very moment would. The points: ``start`` (the program's SIGINT handler i
 place, the heavy imports not yet done), ``append:before-insert``, ``append:after-insert``,
 ``commit:before``, ``commit:after``; and in the mail sender ``send:after-claim``,
 ``send:after-accept`` (the server took the message, the row is not marked yet),
+``send:after-mark`` (the row is marked sent and, in the same transaction, the next one claimed),
 ``write:before-rename``, ``write:after-rename``; in the deadline clock ``tick:after-game``
 (a game's reminders and defaults are committed, the reminders not yet handed to SMTP); in the IMAP fetcher ``fetch:after-commit``
 (a batch is ingested and committed, its messages are not flagged on the server yet).

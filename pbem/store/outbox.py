@@ -359,11 +359,7 @@ def claim(store, row_id: int, now: str, seconds: int = CLAIM_SECONDS) -> bool:
     """
     _check_time(now, "now")
     with store.transaction():
-        cursor = store.conn.execute(
-            "update outbox set next_try_at = ?, claimed_at = ? where id = ? and state = ? and next_try_at <= ?",
-            [_later(now, seconds), now, row_id, QUEUED, now],
-        )
-        return cursor.rowcount == 1
+        return _claim(store, row_id, now, seconds)
 
 
 def mark_sent(store, row_id: int, at: str) -> None:
@@ -371,15 +367,39 @@ def mark_sent(store, row_id: int, at: str) -> None:
     with (``redact``) leaves its bodies in the same transaction."""
     _check_time(at, "at")
     with store.transaction():
-        cursor = store.conn.execute(
-            "update outbox set state = ?, sent_at = ?, attempts = attempts + 1, last_error = null,"
-            " body_text = case when redact is null then body_text else replace(body_text, redact, ?) end,"
-            " body_html = case when redact is null then body_html else replace(body_html, redact, ?) end,"
-            " redact = null where id = ? and state = ?",
-            [SENT, at, REDACTED, REDACTED, row_id, QUEUED],
-        )
-        if cursor.rowcount != 1:
-            raise StoreError(f"outbox message {row_id} is not queued (unknown or sent already)")
+        _mark_sent(store, row_id, at)
+
+
+def mark_sent_and_claim(store, row_id: int, at: str, next_id: int, now: str,
+                        seconds: int = CLAIM_SECONDS) -> bool:
+    """``mark_sent(row_id, at)`` and ``claim(next_id, now, seconds)`` in one transaction (one
+    commit, one wait for the disk, per message sent); returns the claim's answer. A crash
+    leaves what the two alone leave after the claim: the one sent, the next claimed."""
+    _check_time(at, "at")
+    _check_time(now, "now")
+    with store.transaction():
+        _mark_sent(store, row_id, at)
+        return _claim(store, next_id, now, seconds)
+
+
+def _claim(store, row_id: int, now: str, seconds: int) -> bool:
+    cursor = store.conn.execute(
+        "update outbox set next_try_at = ?, claimed_at = ? where id = ? and state = ? and next_try_at <= ?",
+        [_later(now, seconds), now, row_id, QUEUED, now],
+    )
+    return cursor.rowcount == 1
+
+
+def _mark_sent(store, row_id: int, at: str) -> None:
+    cursor = store.conn.execute(
+        "update outbox set state = ?, sent_at = ?, attempts = attempts + 1, last_error = null,"
+        " body_text = case when redact is null then body_text else replace(body_text, redact, ?) end,"
+        " body_html = case when redact is null then body_html else replace(body_html, redact, ?) end,"
+        " redact = null where id = ? and state = ?",
+        [SENT, at, REDACTED, REDACTED, row_id, QUEUED],
+    )
+    if cursor.rowcount != 1:
+        raise StoreError(f"outbox message {row_id} is not queued (unknown or sent already)")
 
 
 def mark_failed(store, row_id: int, error: str, at: str, permanent: bool = False,

@@ -62,6 +62,33 @@ def test_killed_while_sending(store, put, smtp_server, private_environment, poin
     assert outbox.pending(store) == []
 
 
+def test_killed_between_two_messages(store, put, smtp_server, private_environment):
+    """Row 1 marked sent and row 2 claimed, in one transaction, then killed: a state the two
+    alone also leave (killed after the claim of row 2). Row 2 waits for its claim to run out,
+    row 3 goes at once, and nothing goes twice."""
+    server = smtp_server()
+    ids = put(store, 3)
+
+    crashed = run_pbem(private_environment, *send_args(server.port), crash_at="send:after-mark")
+    assert crashed.returncode == CRASH_EXIT_CODE, crashed.stderr
+    assert server.handler.message_ids() == ids[:1]
+    assert [(r.id, r.state) for r in outbox.listing(store, include_sent=True)] == \
+        [(1, "sent"), (2, "queued"), (3, "queued")]
+    claimed, untouched = outbox.get(store, 2), outbox.get(store, 3)
+    assert claimed.claimed_at is not None and claimed.next_try_at > claimed.claimed_at
+    assert untouched.claimed_at is None
+
+    again = run_pbem(private_environment, *send_args(server.port))
+    assert again.returncode == 0, again.stderr
+    assert [line.split()[:2] for line in again.stdout.splitlines()[:-1]] == [["sent", "#3"]]
+
+    config = MailConfig(judge_address="judge@example.org", smtp_host="127.0.0.1",
+                        smtp_port=server.port, security="plain")
+    assert [(r.id, r.outcome) for r in send_due(store, config, claimed.next_try_at).results] == [(2, "sent")]
+    assert sorted(server.handler.message_ids()) == sorted(ids)  # each once
+    assert outbox.pending(store) == []
+
+
 @pytest.mark.parametrize("point", ["write:before-rename", "write:after-rename"])
 def test_killed_while_writing_files(store, put, private_environment, tmp_path, point):
     ids = put(store, 2)

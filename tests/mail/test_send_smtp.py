@@ -289,6 +289,34 @@ def test_a_second_sender_skips_a_claimed_row(store, smtp_server, put):
     assert [r.rcpt_tos for r in server.handler.received] == [["p2@example.org"]]
 
 
+def test_a_row_claimed_by_another_sender_after_the_first_is_skipped(store, smtp_server, put):
+    """The claim of row 2 goes with the mark of row 1; another sender holds row 2 already:
+    the run skips it and goes on with row 3."""
+    server = smtp_server()
+    put(store, 3)
+    assert outbox.claim(store, 2, T0)
+    report = send_due(store, plain(server.port), T0)
+    assert [(r.id, r.outcome) for r in report.results] == [(1, "sent"), (3, "sent")]
+    assert [r.rcpt_tos for r in server.handler.received] == [["p1@example.org"], ["p3@example.org"]]
+    assert outbox.get(store, 2).state == "queued"
+
+
+def test_should_stop_is_asked_once_before_each_message(store, smtp_server, put):
+    server = smtp_server()
+    put(store, 4)
+    asked = []
+
+    def should_stop() -> bool:
+        asked.append(len(server.handler.received))  # how many had gone when it was asked
+        return len(asked) == 3
+    report = send_due(store, plain(server.port), T0, should_stop=should_stop)
+    assert asked == [0, 1, 2]
+    assert [(r.id, r.outcome) for r in report.results] == [(1, "sent"), (2, "sent")]
+    assert report.left == 2 and report.stopped is None
+    assert [(r.id, r.state, r.claimed_at) for r in outbox.listing(store, include_sent=True)][2:] == \
+        [(3, "queued", None), (4, "queued", None)]  # the rest untouched, not even claimed
+
+
 def _minutes_between(a: str, b: str) -> int:
     from datetime import datetime
 
