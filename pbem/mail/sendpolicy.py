@@ -1,5 +1,6 @@
 """The email policy the judge composes its mail with: ``email.policy.default``, with each
-header value parsed once.
+header value parsed once; and ``wire_bytes``, the message as ``smtplib`` puts it on the wire,
+made faster.
 
 Building a message with the default policy parses every header it sets into a header object,
 and parses again each Content-Type that ``set_boundary`` or ``set_param`` leave as plain text,
@@ -9,12 +10,22 @@ those values are the same in every message (the judge's address, a player's addr
 cost of composing a message. A header object is a pure function of its (name, value) and
 nothing changes one in place (a changed header is a new one), so ``SEND_POLICY`` keeps the
 ones it made and hands the same object out again: the messages, and their bytes, are exactly
-those of the default policy (tests/mail/test_compose_and_files.py compares them).
+those of the default policy (tests/judge/test_compose_bytes.py compares them).
+
+``wire_bytes(message)`` is what ``smtplib.SMTP.send_message`` hands to ``sendmail``: the
+message flattened with CRLF line ends and, as smtplib's generator does, a body line starting
+"From " written as ">From ". The standard generator finds those lines with a regular
+expression and splits every body into lines to join them again with CRLF, over the whole
+base64 text of each board picture (about 100 kB); ``_Wire`` skips the search when "From "
+is nowhere in the body and replaces the line ends in one go when they are all "\n": the
+same bytes (tests/judge/test_compose_bytes.py).
 """
 
 from __future__ import annotations
 
+from email.generator import BytesGenerator
 from email.policy import EmailPolicy, linesep_splitter
+from email.utils import _has_surrogates
 
 _KEPT = 4096  # header objects kept; the values seen once (Message-ID, Date) make the rest
 
@@ -47,3 +58,33 @@ class HeadersOnce(EmailPolicy):
 
 
 SEND_POLICY = HeadersOnce()
+
+
+def wire_bytes(message) -> bytes:
+    """``message`` as ``smtplib.SMTP.send_message`` sends it (for ASCII addresses, no Bcc)."""
+    import io
+    with io.BytesIO() as buffer:
+        _Wire(buffer).flatten(message, linesep="\r\n")
+        return buffer.getvalue()
+
+
+class _Wire(BytesGenerator):
+    """smtplib's generator (``BytesGenerator(fp)``: "From " mangled), the same bytes faster."""
+
+    def _handle_text(self, msg):
+        payload = msg._payload
+        if (self._mangle_from_ and isinstance(payload, str) and "From " not in payload
+                and not _has_surrogates(payload)):
+            self._mangle_from_ = False  # nothing to mangle
+            try:
+                super()._handle_text(msg)
+            finally:
+                self._mangle_from_ = True
+        else:
+            super()._handle_text(msg)
+
+    def _write_lines(self, lines):
+        if lines and "\r" not in lines:
+            self.write(lines.replace("\n", self._NL))  # what splitting at "\n" and joining does
+        else:
+            super()._write_lines(lines)

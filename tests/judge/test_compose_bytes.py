@@ -1,6 +1,8 @@
 """The judge composes its mail with ``sendpolicy.SEND_POLICY`` (each header value parsed
 once): every message must be byte for byte the message ``email.policy.default`` makes, as
-``as_bytes()``, as smtplib flattens it for the wire, and as a .eml file (CRLF)."""
+``as_bytes()``, as smtplib flattens it for the wire, and as a .eml file (CRLF). And it
+flattens it for the wire with ``sendpolicy.wire_bytes``: the bytes smtplib's
+``send_message`` sends, as a real SMTP server receives them."""
 
 from __future__ import annotations
 
@@ -45,6 +47,9 @@ def rows(game):
                      subject="[g1] Dein Wurf ☠ " + "und noch mehr Worte " * 6, text=long_line + "\n",
                      html=f"<p>{long_line}</p>", at=T0, in_reply_to="<q@x.example>",
                      references=["<q@x.example>", "<r@x.example>"])
+        outbox.queue(game.store, game="g1", kind="answer", recipient="alex@example.org",
+                     subject="[g1] From here", text="From the judge:\nFrom here on\n>From\n",
+                     html="<p>x</p>\nFrom the judge\n", at=T0)
         outbox.queue(game.store, game="g1", kind="summary", recipient="frank@example.org",
                      subject="[g1] the log", text="ok\n", at=T0,
                      attachments=json.dumps([{"filename": "g1.jsonl", "content_type": "application/json",
@@ -85,3 +90,25 @@ def test_header_injection_is_still_refused():
 def test_the_rows_hold_both_games_boards(rows):
     with_boards = {row.game for row in rows if row.body_html and "<svg" in row.body_html}
     assert with_boards == {"g1", "g2"}, [(r.game, r.kind, r.subject) for r in rows]
+
+
+def test_wire_bytes_are_what_smtplib_sends(rows):
+    for plain in (False, True):
+        for row in rows:
+            message = send.compose(row, "judge@example.org", plain)
+            assert sendpolicy.wire_bytes(message) == wire(message)[1], (row.kind, row.subject)
+    mangled = next(sendpolicy.wire_bytes(send.compose(row, "judge@example.org"))
+                   for row in rows if row.subject == "[g1] From here")
+    assert b"\r\n>From the judge:\r\n>From here on\r\n>From\r\n" in mangled  # as smtplib does
+
+
+def test_the_server_receives_the_same_bytes(rows, smtp_mailroom):
+    import smtplib
+    port, room = smtp_mailroom
+    with smtplib.SMTP("127.0.0.1", port) as smtp:
+        for row in rows:
+            message = send.compose(row, "judge@example.org")
+            smtp.send_message(message, from_addr="judge@example.org", to_addrs=[row.recipient])
+            send._hand_over(smtp, message, "judge@example.org", row.recipient)
+    received = [r.raw for r in room.received]
+    assert len(received) == 2 * len(rows) and received[0::2] == received[1::2]
