@@ -350,10 +350,15 @@ def render_pending(store) -> int:
     many summaries were rendered."""
     from .moment import render_row
     cache: dict = {}
-    for row in outbox.to_render(store):
-        text, html, files = render_row(store, row.game, row.render, cache)
-        with store.transaction():
-            outbox.set_row_bodies(store, row.id, text, html, files)
+    rendered = []
+    try:
+        for row in outbox.to_render(store):
+            rendered.append((row.id, *render_row(store, row.game, row.render, cache)))
+    finally:  # all written in one transaction (one commit), the rendering done outside it
+        if rendered:
+            with store.transaction():
+                for row_id, text, html, files in rendered:
+                    outbox.set_row_bodies(store, row_id, text, html, files)
     return len(cache)
 
 
