@@ -35,7 +35,19 @@ class HeadersOnce(EmailPolicy):
 
     def __init__(self, **kw):
         super().__init__(**kw)
-        object.__setattr__(self, "_made", {})  # shared by the clones (``clone`` copies it)
+        # shared by the clones (``clone`` copies them): the header objects made, and the class
+        # of each header name (the registry makes a new class on every lookup)
+        object.__setattr__(self, "_made", {})
+        object.__setattr__(self, "_classes", {})
+
+    def _class(self, name: str):
+        key = name.lower()
+        kind = self._classes.get(key)
+        if kind is None:
+            if len(self._classes) >= _KEPT:
+                self._classes.clear()
+            kind = self._classes[key] = self.header_factory[name]
+        return kind
 
     def _header(self, name: str, value: str):
         key = (name, value)
@@ -43,8 +55,11 @@ class HeadersOnce(EmailPolicy):
         if header is None:
             if len(self._made) >= _KEPT:
                 self._made.clear()
-            header = self._made[key] = self.header_factory(name, value)
+            header = self._made[key] = self._class(name)(name, value)  # as header_factory(name, value)
         return header
+
+    def header_max_count(self, name):
+        return self._class(name).max_count
 
     def header_store_parse(self, name, value):
         if hasattr(value, "name") or type(value) is not str or len(value.splitlines()) > 1:

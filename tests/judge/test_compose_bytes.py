@@ -80,11 +80,17 @@ def test_a_long_run_keeps_a_bounded_number_of_headers(rows, monkeypatch):
     assert [wire(send.compose(row, "judge@example.org")) for row in rows] == before
 
 
-def test_header_injection_is_still_refused():
+def test_header_injection_and_a_second_subject_are_still_refused():
     from email.message import EmailMessage
     message = EmailMessage(policy=sendpolicy.SEND_POLICY)
     with pytest.raises(ValueError, match="linefeed"):
         message["Subject"] = "hello\nBcc: everyone@example.org"
+    message["Subject"] = "one"
+    with pytest.raises(ValueError, match="at most 1 subject headers"):
+        message["subject"] = "two"
+    message["Comments"] = "any number"
+    message["Comments"] = "of these"
+    assert message.get_all("Comments") == ["any number", "of these"]
 
 
 def test_the_rows_hold_both_games_boards(rows):
