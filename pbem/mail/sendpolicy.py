@@ -40,6 +40,11 @@ class HeadersOnce(EmailPolicy):
         object.__setattr__(self, "_made", {})
         object.__setattr__(self, "_classes", {})
 
+    def __repr__(self):  # without the header objects kept
+        kept = {"_made", "_classes", "header_factory"}
+        return "HeadersOnce({})".format(", ".join(f"{name}={value!r}" for name, value in self.__dict__.items()
+                                                 if name not in kept))
+
     def _class(self, name: str):
         key = name.lower()
         kind = self._classes.get(key)

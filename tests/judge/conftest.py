@@ -145,6 +145,9 @@ class ReadOnce(EmailPolicy):
         super().__init__(**kw)
         object.__setattr__(self, "_parsed", {})
 
+    def __repr__(self):  # without the parsed headers kept
+        return "ReadOnce()"
+
     def header_fetch_parse(self, name, value):
         if hasattr(value, "name"):
             return value

@@ -118,3 +118,9 @@ def test_the_server_receives_the_same_bytes(rows, smtp_mailroom):
             send._hand_over(smtp, message, "judge@example.org", row.recipient)
     received = [r.raw for r in room.received]
     assert len(received) == 2 * len(rows) and received[0::2] == received[1::2]
+
+
+def test_the_policy_reads_as_its_settings_without_the_headers_it_keeps(rows):
+    send.compose(rows[0], "judge@example.org")
+    assert sendpolicy.SEND_POLICY._made
+    assert repr(sendpolicy.SEND_POLICY.clone(linesep="\r\n")) == "HeadersOnce(linesep='\\r\\n')"
