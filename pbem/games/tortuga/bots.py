@@ -48,8 +48,7 @@ class GreedyBot:
             options = [o for o in options_for(state, seat, kind) if not o.endswith(":forfeit")]
             return max(options, key=lambda o: (_chest_value(o), -options.index(o)))
         if kind == "select":
-            best = legal.default_select(state, seat)
-            return best if best != "none" or not legal.legal_selections(state.boards[seat]) else best
+            return legal.default_select(state, seat)
         return default_for(state, seat, kind)
 
 

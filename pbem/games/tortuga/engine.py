@@ -17,15 +17,16 @@ from ..base import IllegalChoice, InvalidChoice, NotYourTurn
 from . import choices as syn
 from .actions import STAGES, _enter_actions, _finish_stage, _surplus, action_totals, rank  # noqa: F401
 from .faces import DEFAULT_FACES, validate as validate_faces
-from .model import ACTIONS, END_CHESTS, Board, State
+from .model import ACTIONS, END_CHESTS, SKULL, Board, State
 from .move import _enter_move, _move_chests  # noqa: F401
+from .choices import _CANONICAL_DICE
 from .parse import _CANON, _PARSERS, _check_order, _parse_order  # noqa: F401
 from .pool import draw_chest, label_name  # noqa: F401
 from .requests import (  # noqa: F401
     FCH, _has_legal, _position, _stage_requests, default_for, open_requests, options_for, owed_by,
 )
 from .roll import (  # noqa: F401
-    _assign, _clear_roll, _open_step, _place_selection, _resolve_step, _settle_bonus, _take_bonus,
+    _assign, _clear_roll, _free, _open_step, _place_selection, _resolve_step, _settle_bonus, _take_bonus,
 )
 
 NAME_FORBIDDEN = ",:"
@@ -106,6 +107,28 @@ def _seat(state: State, player: str) -> int:
 def validate(state: State, player: str, text: str) -> tuple[int, str, str, object]:
     """Check a choice without applying it: (seat, kind, canonical text, parsed value)."""
     seat = _seat(state, player)
+    if type(text) is str and state.phase == "roll" and text in _CANONICAL_DICE and (
+            seat in state.open_select or (seat in state.rolling and str(seat) not in state.sealed)):
+        # the common case, canonical dice for a selection the player owes: what the steps
+        # below would find (kind select, owed). Accepted here when _parse_select would
+        # accept it (rolled dice not yet placed, of one action but for skulls, within its
+        # room); anything else goes to _parse_select, which refuses it in its own words.
+        dice = _CANONICAL_DICE[text]
+        board = state.boards[seat]
+        on, roll, action = board.dice, board.roll, SKULL
+        for d in dice:
+            face = roll[d]
+            if on[d] is not None or face is None:
+                break
+            if face != SKULL:
+                if action == SKULL:
+                    action = face
+                elif face != action:
+                    break
+        else:
+            if dice and (action == SKULL or len(dice) <= board.room(action)):
+                return seat, "select", text, dice
+        return seat, "select", text, _PARSERS["select"](state, seat, text)
     if not isinstance(text, str) or not text.strip():
         raise InvalidChoice("empty choice; send the choice text, e.g. B,C or fleet:go")
     owed = owed_by(state, seat)
@@ -232,7 +255,7 @@ def _advance(s: State, rng) -> None:
                     # is down would let its owner use what nobody else knew at the time
                     return
             for b in boards:
-                if None in b.dice and b.unassigned():
+                if _free(b):
                     _open_step(s, rng)
                     return
             _enter_actions(s)

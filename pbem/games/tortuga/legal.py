@@ -85,27 +85,30 @@ def legal_selections(board) -> list[tuple[int, ...]]:
     dice of one action with any skulls, as many as that action has room for."""
     masks = _by_face(board)
     skulls = masks[SKULL]
-    found = list(_SUBMASKS[skulls])
+    found = list(_SUBRANKS[skulls])  # selections as their places in the listed order
     for action in range(5):
         own = masks[action]
         if own:
             room = board.room(action)
             if room:
                 found += _with_action(own, skulls, room)
-    found.sort(key=_RANK.__getitem__)
-    return list(map(_DICE_OF.__getitem__, found))
+    found.sort()
+    return list(map(_DICE_AT.__getitem__, found))
 
 
+_BY_RANK = sorted(range(1, 32), key=_RANK.__getitem__)  # the mask at each place
+_DICE_AT = tuple(_DICE_OF[m] for m in _BY_RANK)  # the dice at each place
+_SUBRANKS = tuple(tuple(sorted(_RANK[m] for m in _SUBMASKS[pool])) for pool in range(32))
 _WITH_ACTION: dict[tuple[int, int, int], tuple[int, ...]] = {}  # at most 32 * 32 * 5 entries
 
 
 def _with_action(own: int, skulls: int, room: int) -> tuple[int, ...]:
     """The selections of an action's dice ``own`` (a mask) with any of ``skulls``, at
-    least one of its own and at most ``room`` dice in all."""
+    least one of its own and at most ``room`` dice in all (as places in the listed order)."""
     key = (own, skulls, room)
     found = _WITH_ACTION.get(key)
     if found is None:
-        found = _WITH_ACTION[key] = tuple(m for m in _SUBMASKS[own | skulls]
+        found = _WITH_ACTION[key] = tuple(_RANK[m] for m in _SUBMASKS[own | skulls]
                                           if m & own and len(_DICE_OF[m]) <= room)
     return found
 
@@ -120,30 +123,42 @@ def default_select(state: State, seat: int) -> str:
     the room); the largest total wins, ties to the earlier action. Skulls stay in hand
     unless nothing else fits; then one skull (the earliest letter) is selected."""
     board = state.boards[seat]
-    faces = state.faces
-    by_face: list[list[int]] = [[], [], [], [], [], []]
-    roll, on = board.roll, board.dice
-    for d in range(5):
-        face = roll[d]
-        if face is not None and on[d] is None:
-            by_face[face].append(d)
-    best, best_total = None, 0
+    masks = _by_face(board)
+    best = _best_fits(state.faces)
+    text, best_total = None, 0
     for action in range(5):
-        dice = by_face[action]
-        if not dice:
-            continue
-        room = board.room(action)
-        if not room:
-            continue
-        if len(dice) > 1:
-            dice.sort(key=lambda d: (-faces[d][action], d))
-        chosen = dice[:room]
-        total = sum(faces[d][action] for d in chosen)
-        if total > best_total:
-            best, best_total = chosen, total
-    if best is None:
-        best = by_face[SKULL][:1]
-    return format_dice(best)
+        own = masks[action]
+        if own:
+            room = board.room(action)
+            if room:
+                fit, total = best[action, own, room]
+                if total > best_total:
+                    text, best_total = fit, total
+    if text is None:
+        skulls = masks[SKULL]
+        return format_dice((_DICE_OF[skulls & -skulls][0],) if skulls else ())
+    return text
+
+
+_BEST_FITS: dict[tuple, dict] = {}  # per face table: (action, dice mask, room) -> (text, total)
+
+
+def _best_fits(faces) -> dict:
+    """For one face table, every (action, mask of its dice, room) and the dice
+    ``default_select`` takes there: the highest values first (ties to the earlier letter),
+    up to the room, as canonical text and their total."""
+    table = _BEST_FITS.get(faces)
+    if table is None:
+        if len(_BEST_FITS) >= 64:  # face tables are few (one a game); keep it bounded
+            _BEST_FITS.clear()
+        table = _BEST_FITS[faces] = {}
+        for action in range(5):
+            for own in range(1, 32):
+                ranked = sorted(_DICE_OF[own], key=lambda d: (-faces[d][action], d))
+                for room in range(1, 6):
+                    chosen = ranked[:room]
+                    table[action, own, room] = format_dice(sorted(chosen)), sum(faces[d][action] for d in chosen)
+    return table
 
 
 def skull_options(state: State, seat: int) -> list[str]:
