@@ -129,6 +129,11 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
             if dice and (action == SKULL or len(dice) <= board.room(action)):
                 return seat, "select", text, dice
         return seat, "select", text, _PARSERS["select"](state, seat, text)
+    exact = _EXACT.get(text) if type(text) is str else None
+    if exact is not None and exact[0] in owed_by(state, seat) and _plainly_legal(state, seat, *exact):
+        # a canonical skull, bonus, fleet, crew or hunt choice, owed and legal: what the
+        # steps below would return (anything else goes through them, refusals included)
+        return seat, exact[0], text, exact[1]
     if not isinstance(text, str) or not text.strip():
         raise InvalidChoice("empty choice; send the choice text, e.g. B,C or fleet:go")
     owed = owed_by(state, seat)
@@ -176,6 +181,14 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
     return seat, kind, canonical, parsed
 
 
+# canonical choice texts that name no player -> (kind, parsed value), as _PARSERS reads them
+_EXACT = {
+    **{f"{kind}:{word}": (kind, word) for kind in ("fleet", "crew", "hunt") for word in ("go", "forfeit")},
+    **{f"skull:{name}": ("skull", action) for action, name in enumerate(ACTIONS)},
+    **{f"bonus:{how}:{name}": ("bonus", (how, action)) for how in ("new", "flip") for action, name in enumerate(ACTIONS)},
+}
+
+
 def _plainly_legal(state: State, seat: int, kind: str, parsed) -> bool:
     """Whether a parsed choice is among ``options_for`` (True only if it is: False sends it
     on to the full check, which lists the options in its refusal)."""
@@ -221,9 +234,10 @@ def apply(state: State, player: str, text: str, rng) -> State:
             _place_selection(s, seat, board, parsed)
             _clear_roll(board)
         else:
-            s.sealed = {**s.sealed, str(seat): canonical}  # shared with the old state: replaced
-            if len(s.sealed) == len(s.rolling):
-                _resolve_step(s, rng)
+            sealed = s.sealed = {**s.sealed, str(seat): canonical}  # shared with the old state: replaced
+            if len(sealed) < len(s.rolling):
+                return s  # the step stays open: _advance would return at once
+            _resolve_step(s, rng)
     elif kind == "skull":
         s.skull_queue.pop(0)
         board = s.board(seat)

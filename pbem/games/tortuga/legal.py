@@ -7,7 +7,7 @@ and depend only on public information and the player's own secrets.
 from __future__ import annotations
 
 from .choices import format_dice, format_order
-from .model import ACTIONS, BOARD, COLOURS, RAID, SKULL, State, capacity
+from .model import ACTIONS, BOARD, CAPACITY, COLOURS, DICE_ROOM, RAID, SKULL, State, capacity
 
 # Default preference for chests: purple scores double; white is wild in Tortuga.
 CHEST_RANK = {"purple": 0, "white": 1, "red": 2, "blue": 3, "yellow": 4}
@@ -83,16 +83,23 @@ def _by_face(board) -> list[int]:
 def legal_selections(board) -> list[tuple[int, ...]]:
     """Every legal selection, smallest first, then in letter order: any set of skulls, or
     dice of one action with any skulls, as many as that action has room for."""
-    masks = _by_face(board)
+    masks = [0, 0, 0, 0, 0, 0]  # _by_face, written out
+    roll, on = board.roll, board.dice
+    for d in (0, 1, 2, 3, 4):
+        face = roll[d]
+        if face is not None and on[d] is None:
+            masks[face] |= 1 << d
     skulls = masks[SKULL]
     found = list(_SUBRANKS[skulls])  # selections as their places in the listed order
-    for action in range(5):
+    for action in (0, 1, 2, 3, 4):
         own = masks[action]
         if own:
-            room = board.room(action)
-            if room:
-                found += _with_action(own, skulls, room)
-    found.sort()
+            used = on.count(action)  # board.room(action), written out
+            limit = DICE_ROOM if action < BOARD else CAPACITY[board.boat if action == BOARD else board.pirate]
+            if used < limit:
+                found += _WITH_ACTION.get((own, skulls, limit - used)) or _with_action(own, skulls, limit - used)
+    if len(found) > 1:
+        found.sort()
     return list(map(_DICE_AT.__getitem__, found))
 
 
@@ -169,9 +176,22 @@ def skull_options(state: State, seat: int) -> list[str]:
 
 def bonus_options(state: State, seat: int) -> list[str]:
     board = state.boards[seat]
-    new = [f"bonus:new:{ACTIONS[a]}" for a in range(5) if board.bonus[a] == 0] if state.bonus_supply else []
-    flip = [f"bonus:flip:{ACTIONS[a]}" for a in range(5) if board.bonus[a] == 1]
-    return new + flip
+    return list(_bonus_texts(tuple(board.bonus), state.bonus_supply > 0))
+
+
+_BONUS_TEXTS: dict[tuple, tuple[str, ...]] = {}  # (bonus per action, supply left) -> options
+
+
+def _bonus_texts(bonus: tuple, supply: bool) -> tuple[str, ...]:
+    """Bonus choices for a board's tiles: new on each free space (while the supply lasts),
+    then flip each 1; at most 3**5 * 2 entries."""
+    key = (bonus, supply)
+    texts = _BONUS_TEXTS.get(key)
+    if texts is None:
+        new = [f"bonus:new:{ACTIONS[a]}" for a in range(5) if bonus[a] == 0] if supply else []
+        flip = [f"bonus:flip:{ACTIONS[a]}" for a in range(5) if bonus[a] == 1]
+        texts = _BONUS_TEXTS[key] = tuple(new + flip)
+    return texts
 
 
 def target_options(state: State, seat: int, action: int, position: int) -> list[str]:
