@@ -152,3 +152,41 @@ def test_selections_defaults_and_free_dice_match_their_plain_definitions(seed):
         assert legal.legal_selections(board) == all_selections(board)
         assert legal.default_select(state, 0) == old_default_select(state, 0)
         assert _free(board) == [d for d in range(5) if board.dice[d] is None and d not in board.held]
+
+
+def test_the_table_of_canonical_choices_reads_as_the_parsers_do():
+    from pbem.games.tortuga.choices import kind_of
+    from pbem.games.tortuga.engine import _EXACT
+    from pbem.games.tortuga.parse import _CANON, _PARSERS
+    assert len(_EXACT) == 6 + 5 + 10
+    for text, (kind, parsed) in _EXACT.items():
+        assert kind_of(text) == kind
+        assert _PARSERS[kind](None, 0, text) == parsed  # these parsers read the text alone
+        assert _CANON[kind](None, 0, parsed) == text
+
+
+def test_the_bench_uniform_bot_picks_every_legal_choice_alike():
+    import importlib.util
+    import sys
+    from collections import Counter
+    from pathlib import Path
+
+    from pbem.games.tortuga.engine import open_requests, options_for
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_engine.py"
+    spec = importlib.util.spec_from_file_location("bench_engine_under_test", path)
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench
+    spec.loader.exec_module(bench)
+    # a whole game with it is legal: apply checks every choice in full
+    applies, _ = bench.play_game(3, uniform=True)
+    assert applies > 50
+    # and it draws every listed choice alike: at the first request of a game (a selection)
+    # and at a later one with several listed options
+    rng = RandomSource.for_testing("uniform")
+    state = tortuga.setup(NAMES, {}, rng)
+    seat, kind, _sealed = open_requests(state)[0]
+    listed = options_for(state, seat, kind)
+    bot = bench.UniformBot("u")
+    counts = Counter(bot.choose(state, seat, kind) for _ in range(300 * len(listed)))
+    assert set(counts) == set(listed)
+    assert max(counts.values()) < 1.4 * min(counts.values())
