@@ -259,11 +259,19 @@ def order_options(state: State, seat: int, cap: int = 50) -> list[str] | None:
     """All distinct orderings as choice strings, or None when there are more than ``cap``."""
     board = state.boards[seat]
     kf, kc = order_limits(state, seat)
-    fleets = _arrangements(board.crew, kf, cap)
-    crews = _arrangements(board.island, kc, cap)
-    if len(fleets) * len(crews) > cap:
-        return None
-    return [format_order(f, c) for f in fleets for c in crews]
+    key = (tuple(board.crew), tuple(board.island), kf, kc, cap)
+    found = _ORDERS.get(key, False)
+    if found is False:
+        if len(_ORDERS) >= 4096:  # the chests a player holds repeat: keep the table bounded
+            _ORDERS.clear()
+        fleets = _arrangements(board.crew, kf, cap)
+        crews = _arrangements(board.island, kc, cap)
+        found = _ORDERS[key] = (None if len(fleets) * len(crews) > cap
+                                else tuple(format_order(f, c) for f in fleets for c in crews))
+    return None if found is None else list(found)
+
+
+_ORDERS: dict[tuple, tuple[str, ...] | None] = {}  # (crew, island, kf, kc, cap) -> order_options
 
 
 def default_order(state: State, seat: int) -> str:
