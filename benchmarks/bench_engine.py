@@ -3,6 +3,7 @@
     python benchmarks/bench_engine.py                 # 300 games, the game's own bots
     python benchmarks/bench_engine.py --games 1000 --loop bots --profile 25
     python benchmarks/bench_engine.py --uniform       # the bench's UniformBot in every seat
+    python benchmarks/bench_engine.py --games 50 --parts 60   # where a game's time goes
 
 Prints games per CPU second (everything: setup, bots choosing, pending, apply), the time
 spent inside ``apply`` alone per call, and the average number of applies per game; then
@@ -166,6 +167,67 @@ def profile(games: int, loop: str, top: int = 25, uniform: bool = False) -> None
     stats.sort_stats("cumulative").print_stats(top)
 
 
+def parts(games: int, uniform: bool = False) -> None:
+    """Where a game's time goes, part by part: the same games recorded, then each part timed
+    alone over every recorded position (best of 5): what the part alone would allow. The
+    skeleton (draws, one bare State.copy per apply, the request lookup, checking the choice)
+    is what any engine behind this interface pays before a single rule runs."""
+    from pbem.games.tortuga.engine import validate
+    moves, plans = [], []
+    for seed in range(games):
+        rng = RandomSource.for_testing(f"bench/{seed}", game_id=f"bench-{seed}")
+        rng.draws = []
+        state = tortuga.setup(NAMES, {}, rng)
+        bots = make_bots(seed, uniform)
+        while requests := open_requests(state):
+            seat, kind, _sealed = requests[0]
+            choice = bots[seat].choose(state, seat, kind)
+            moves.append((state, seat, kind, NAMES[seat], choice, rng, bots[seat]))
+            state = tortuga.apply(state, NAMES[seat], choice, rng)
+        plans.append(rng.draws)
+        rng.draws = None
+
+    def draws():
+        for seed, plan in enumerate(plans):
+            below = RandomSource.for_testing(f"bench/{seed}", game_id=f"bench-{seed}").below
+            for label, n, _value in plan:
+                below(label, n)
+
+    def each(body):
+        def run_all():
+            for move in moves:
+                body(*move)
+        return run_all
+
+    apply = tortuga.apply
+    timed = [
+        ("the draws alone", draws),
+        ("a bare State.copy per apply", each(lambda st, *rest: st.copy())),
+        ("open_requests per position", each(lambda st, *rest: open_requests(st))),
+        ("validate per choice", each(lambda st, seat, kind, name, choice, *rest: validate(st, name, choice))),
+        ("the bots' choices", each(lambda st, seat, kind, name, choice, rng, bot: bot.choose(st, seat, kind))),
+        ("apply, all of it", each(lambda st, seat, kind, name, choice, rng, bot: apply(st, name, choice, rng))),
+    ]
+    ms = {}
+    print(f"parts of {games} games ({len(moves) / games:.0f} applies, {sum(map(len, plans)) / games:.0f} draws per game; "
+          f"ms of CPU per game, and the games per CPU second that part alone would allow):")
+    for name, body in timed:
+        best = min(_cpu(body) for _ in range(5))
+        ms[name] = best / games * 1e3
+        print(f"  {name:40s} {ms[name]:6.3f} ms  {games / best:8.0f} /s")
+    skeleton = sum(ms[k] for k in ("the draws alone", "a bare State.copy per apply", "open_requests per position",
+                                   "validate per choice"))
+    rules = ms["apply, all of it"] - ms["the draws alone"] - ms["a bare State.copy per apply"] - ms["validate per choice"]
+    print(f"  {'skeleton (draws, copy, lookup, check)':40s} {skeleton:6.3f} ms  {1e3 / skeleton:8.0f} /s")
+    print(f"  {'the rules themselves (apply less those)':40s} {rules:6.3f} ms")
+
+
+def _cpu(body) -> float:
+    started = time.process_time()
+    body()
+    return time.process_time() - started
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=300, help="games to play (default 300)")
@@ -177,6 +239,8 @@ def main(argv=None) -> int:
     parser.add_argument("--uniform", action="store_true",
                         help="seat the bench's UniformBot everywhere (uniformly random legal games) instead of "
                              "the game's greedy and random bots")
+    parser.add_argument("--parts", type=int, metavar="GAMES", default=0,
+                        help="afterwards, time each part of this many games alone (draws, copy, lookup, check, bots, apply)")
     parser.add_argument("--no-pin", action="store_true", help="do not pin to one core")
     args = parser.parse_args(argv)
 
@@ -196,6 +260,8 @@ def main(argv=None) -> int:
     print(f"  applies per game      {r['applies_per_game']:8.1f}")
     print(f"  microseconds / apply  {r['us_per_apply']:8.1f}   (inside apply only)")
     print(f"  share of time in apply {r['apply_share']:7.1%}   (the rest: bots, pending, setup)")
+    if args.parts:
+        parts(args.parts, args.uniform)
     if args.profile:
         profile(args.profile, args.loop, uniform=args.uniform)
     return 0
