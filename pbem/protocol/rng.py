@@ -34,7 +34,7 @@ _TAILS: dict[str, bytes] = {}  # label -> the message's tail for counter 0 (labe
 def _tail0(label: str) -> bytes:
     tail = _TAILS.get(label)
     if tail is None:
-        if len(_TAILS) >= 65536:  # player names vary: keep the table bounded
+        if len(_TAILS) >= 16384:  # player names vary: keep the table bounded (about 2 MB at most)
             _TAILS.clear()
         tail = _TAILS[label] = (_quote(label) + ",0]").encode()
     return tail

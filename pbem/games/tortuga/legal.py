@@ -156,7 +156,7 @@ def _best_fits(faces) -> dict:
     up to the room, as canonical text and their total."""
     table = _BEST_FITS.get(faces)
     if table is None:
-        if len(_BEST_FITS) >= 64:  # face tables are few (one a game); keep it bounded
+        if len(_BEST_FITS) >= 8:  # face tables are few (one a game, nearly always the default): bounded
             _BEST_FITS.clear()
         table = _BEST_FITS[faces] = {}
         for action in range(5):
