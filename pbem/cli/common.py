@@ -52,10 +52,29 @@ def open_store(db: Optional[Path], create: bool = False):
     from ..render import publish
     publish.attach(store)  # and to a game that keeps its viewer in a folder, write it again
     _OPENED.append(store)
+    if _KEPT is not None:
+        _KEPT.append(store)
     return store
 
 
 _OPENED: list = []  # the stores this command opened, whose page errors it reports
+# The program's stores (``pbem``, one command per process: see entry.leave), closed at its
+# end; None in-process (tests, the library), where a dropped store is freed as any object.
+_KEPT: list | None = None
+
+
+def keep_stores() -> None:
+    """From now on, keep every store opened, for ``close_stores``: the program's own choice
+    (a store dropped without close() keeps its connection open until the collector's next
+    pass, as sqlite3 ties each connection in a cycle through its statement cache)."""
+    global _KEPT
+    _KEPT = []
+
+
+def close_stores() -> None:
+    """Close every store opened since ``keep_stores`` (the program's last act)."""
+    for store in _KEPT or ():
+        store.close()
 
 
 def warn_page_errors() -> None:
