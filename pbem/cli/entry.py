@@ -74,7 +74,8 @@ def leave(code) -> None:
         return
     import atexit
     import sys
-    if atexit._ncallbacks():
+    registered = getattr(atexit, "_ncallbacks", None)  # CPython's; without it, nothing is assumed
+    if registered is None or registered():
         return
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:

@@ -110,3 +110,14 @@ def test_a_running_thread_still_finishes(helpers, pbem_db, game):
     done = _run(helpers, pbem_db, "status", "g", code=_program(body))
     assert done.returncode == 0, done.stderr
     assert "chain head" in done.stdout and done.stdout.endswith("thread ran\n"), done.stdout
+
+
+def test_without_the_count_of_exit_handlers_the_exit_is_the_usual_one(helpers, pbem_db, game):
+    """``atexit._ncallbacks`` is CPython's own: on a Python without it pbem cannot know
+    whether an exit handler waits, so it ends the usual way (the teardown runs)."""
+    body = ("import atexit\ndel atexit._ncallbacks\n"
+            "class Late:\n    def __del__(self): sys.stderr.write('teardown ran\\n')\nlate = Late()")
+    done = _run(helpers, pbem_db, "status", "g", code=_program(body))
+    assert done.returncode == 0 and "chain head" in done.stdout, done.stderr
+    assert "teardown ran" in done.stderr
+    assert _left_beside(pbem_db) == []
