@@ -65,8 +65,9 @@ def leave(code) -> None:
     closed (SQLite folds the write-ahead log back into the file and removes it, as at any
     close), and stdout and stderr are flushed. Anything else makes the exit the usual one:
     an exit handler registered (atexit, ``weakref.finalize``: coverage, logging, temporary
-    directories), another thread still running, a code not from 0 to 255, or a stream that
-    cannot be flushed (a closed pipe), which Python then reports as it always has.
+    directories), another thread still running, a tracer or profiler watching (its report
+    comes after the program's end), a code not from 0 to 255, or a stream that cannot be
+    flushed (a closed pipe), which Python then reports as it always has.
     """
     if code is None:
         code = 0
@@ -80,6 +81,8 @@ def leave(code) -> None:
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
         return
+    if sys.gettrace() is not None or sys.getprofile() is not None or _monitored():
+        return  # a tracer or profiler (python -m cProfile -m pbem.cli ...) reports after the program ends
     common = sys.modules.get(f"{__package__}.common")
     if common is not None:
         common.close_stores()
@@ -90,3 +93,10 @@ def leave(code) -> None:
     except Exception:  # noqa: BLE001 - Python's own exit reports it, as before
         return
     os._exit(code)
+
+
+def _monitored() -> bool:
+    """Whether a tool watches through sys.monitoring (Python 3.12+: cProfile, coverage)."""
+    import sys
+    monitoring = getattr(sys, "monitoring", None)
+    return monitoring is not None and any(monitoring.get_tool(tool) is not None for tool in range(6))

@@ -121,3 +121,27 @@ def test_without_the_count_of_exit_handlers_the_exit_is_the_usual_one(helpers, p
     assert done.returncode == 0 and "chain head" in done.stdout, done.stderr
     assert "teardown ran" in done.stderr
     assert _left_beside(pbem_db) == []
+
+
+def test_a_profiler_still_reports_once_the_program_has_ended(helpers, pbem_db, game):
+    """``python -m cProfile -m pbem.cli ...`` prints its report after the program's
+    SystemExit: a profiler or tracer watching makes the exit the usual one."""
+    done = _run(helpers, pbem_db, "-m", "cProfile", "-s", "ncalls", "-m", "pbem.cli", "status", "g")
+    assert done.returncode == 0, done.stderr
+    assert "chain head" in done.stdout and "function calls" in done.stdout, done.stdout[-500:]
+    assert _left_beside(pbem_db) == []
+
+
+def test_with_a_tracer_set_the_exit_is_the_usual_one(helpers, pbem_db, game):
+    """A tracer (sys.settrace: a debugger, a coverage tool) still sees the program end."""
+    body = ("def tracer(frame, event, arg):\n"
+            "    return watch if frame.f_code.co_name == 'leave' else None\n"
+            "def watch(frame, event, arg):\n"
+            "    if event == 'return':\n"
+            "        sys.stderr.write('the tracer saw leave return\\n')\n"
+            "    return watch\n"
+            "sys.settrace(tracer)")
+    done = _run(helpers, pbem_db, "status", "g", code=_program(body))
+    assert done.returncode == 0 and "chain head" in done.stdout, done.stderr
+    assert done.stderr == "the tracer saw leave return\n"
+    assert _left_beside(pbem_db) == []
