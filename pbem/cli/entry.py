@@ -66,8 +66,9 @@ def leave(code) -> None:
     close), and stdout and stderr are flushed. Anything else makes the exit the usual one:
     an exit handler registered (atexit, ``weakref.finalize``: coverage, logging, temporary
     directories), another thread still running, a tracer or profiler watching (its report
-    comes after the program's end), a code not from 0 to 255, or a stream that cannot be
-    flushed (a closed pipe), which Python then reports as it always has.
+    comes after the program's end) or ``python -i`` (its prompt too), a code not from 0 to
+    255, or a stream that cannot be flushed (a closed pipe), which Python then reports as
+    it always has.
     """
     if code is None:
         code = 0
@@ -81,8 +82,8 @@ def leave(code) -> None:
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
         return
-    if sys.gettrace() is not None or sys.getprofile() is not None or _monitored():
-        return  # a tracer or profiler (python -m cProfile -m pbem.cli ...) reports after the program ends
+    if sys.gettrace() is not None or sys.getprofile() is not None or _monitored() or sys.flags.inspect:
+        return  # a tracer, a profiler (python -m cProfile -m pbem.cli ...) or python -i: theirs after the program
     common = sys.modules.get(f"{__package__}.common")
     if common is not None:
         common.close_stores()

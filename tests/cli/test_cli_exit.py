@@ -145,3 +145,12 @@ def test_with_a_tracer_set_the_exit_is_the_usual_one(helpers, pbem_db, game):
     assert done.returncode == 0 and "chain head" in done.stdout, done.stderr
     assert done.stderr == "the tracer saw leave return\n"
     assert _left_beside(pbem_db) == []
+
+
+def test_python_i_still_gives_the_prompt_after_the_command(helpers, pbem_db, game):
+    """``python -i -m pbem.cli ...`` (a developer inspecting what a command left) gets its
+    interactive prompt once the command is done, as before the quick exit."""
+    done = subprocess.run([sys.executable, "-i", "-m", "pbem.cli", "status", "g"], input="print('the prompt ran')\n",
+                          env=_env(helpers, pbem_db), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "chain head" in done.stdout and "the prompt ran" in done.stdout, done.stdout[-500:]
