@@ -53,6 +53,8 @@ def run_program(run) -> None:
     except SystemExit as done:  # how typer always ends, whatever the command did
         leave(done.code)
         raise  # leave() found something the interpreter's own exit must still do
+    finally:  # not ended here (the usual exit, or a caller that catches it): keep no store after the run
+        keep_stores(False)
 
 
 def leave(code) -> None:

@@ -154,3 +154,22 @@ def test_python_i_still_gives_the_prompt_after_the_command(helpers, pbem_db, gam
                           env=_env(helpers, pbem_db), capture_output=True, text=True, timeout=120)
     assert done.returncode == 0, done.stderr
     assert "chain head" in done.stdout and "the prompt ran" in done.stdout, done.stdout[-500:]
+
+
+def test_main_called_in_process_keeps_no_store_after_it(cli, pbem_db, game, monkeypatch):
+    """A test (or another program) may call the program's main in-process and catch its exit
+    (pytest has exit handlers, so leave() returns instead of ending the process): after it,
+    stores are freed as any object again, the command's own and those opened later, not
+    kept open for the rest of the process."""
+    from pbem.cli import entry
+    monkeypatch.setattr(entry, "install", lambda: None)  # no Ctrl-C handler of the program's in pytest
+    monkeypatch.setattr(sys, "argv", ["pbem", "status", "g"])
+    with pytest.raises(SystemExit) as done:
+        entry.main()
+    assert done.value.code == 0
+    del done  # its traceback holds the command's frames, and so its store
+    gc.collect()
+    assert _left_beside(pbem_db) == []
+    cli.ok("status", "g")
+    gc.collect()
+    assert _left_beside(pbem_db) == []
