@@ -1,11 +1,13 @@
 """What ``status`` and ``private`` report: plain dicts (the ``--json`` contracts).
 
-Public reports go through the game's ``view(state, None)``; a player's through
-``view(state, player)``. Nothing else of the state leaves this module.
+Public reports go through the game's ``view(state, None)`` (the status report through its
+few fields, ``pbem.games.base.headline``); a player's through ``view(state, player)``.
+Nothing else of the state leaves this module.
 """
 
 from __future__ import annotations
 
+from ..games.base import headline
 from .commands import context_token
 from .session import Session
 
@@ -54,10 +56,7 @@ def status(session: Session, head: tuple[int, str]) -> dict:
     if session.paused:
         report["paused"] = dict(session.paused)
     if session.state is not None:
-        view = session.rules.view(session.state, None)
-        report.update(round=view.get("round", session.state.round), step=view.get("step", session.state.step),
-                      phase=view["phase"],
-                      start_player=view.get("start_player"), waiting=waiting(session))
+        report.update(headline(session.rules, session.state), waiting=waiting(session))
         if session.sealed is not None:
             report["sealed_step"] = {
                 "round": session.sealed.round, "step": session.sealed.step,

@@ -1,0 +1,90 @@
+"""A game's ``headline(state)`` (read for every status report instead of the whole public
+view) says exactly what the view says of the round, step, phase and start player."""
+
+from __future__ import annotations
+
+import pytest
+
+from pbem import games
+from pbem.games.base import headline
+from pbem.protocol.rng import RandomSource
+
+NAMES = ("ani", "bo", "cy", "dee", "eve", "fay", "gus", "hal", "ivy")
+
+
+def from_view(rules, state) -> dict:
+    """The fields as the status report took them from the public view before the hook."""
+    view = rules.view(state, None)
+    return {"round": view.get("round", state.round), "step": view.get("step", state.step),
+            "phase": view["phase"], "start_player": view.get("start_player")}
+
+
+def states(game_type: str, players: int, seed: int, options: dict | None, style: str):
+    rules = games.get(game_type)
+    rng = RandomSource.for_testing(f"headline/{seed}", game_id=f"h{seed}")
+    state = rules.setup(NAMES[:players], options, rng)
+    bots = {p: rules.bot(f"{seed}/{p}", style) for p in NAMES[:players]}
+    yield state
+    for _ in range(5000):
+        requests = rules.pending(state)
+        if not requests:
+            return
+        r = requests[0]
+        state = rules.apply(state, r.player, bots[r.player].choose(state, r.player, r.kind), rng)
+        yield state
+    raise AssertionError("the game did not end")
+
+
+@pytest.mark.parametrize("players, variant, style", [(4, "standard", "random"), (5, "standard", "random"),
+                                                      (9, "standard", "random"), (6, "advanced", "random"),
+                                                      (5, "standard", "informed"), (7, "advanced", "informed")])
+def test_the_1667_headline_is_what_its_public_view_says(players, variant, style):
+    rules = games.get("tortuga1667")
+    phases = set()
+    for seed in range(3):
+        for state in states("tortuga1667", players, seed, {"variant": variant}, style):
+            assert rules.headline(state) == from_view(rules, state)
+            assert list(rules.headline(state)) == ["round", "step", "phase", "start_player"]
+            phases.add(state.phase)
+    assert {"play", "over"} <= phases  # and "sudden" when an even tie-break comes
+
+
+def test_tortuga_s_headline_is_what_its_public_view_says():
+    """Through its own hook when it has one, else read from the view."""
+    rules = games.get("tortuga")
+    seen = 0
+    for state in states("tortuga", 3, 1, {}, "random"):
+        assert headline(rules, state) == from_view(rules, state)
+        seen += 1
+    assert seen > 10
+
+
+def test_the_status_report_is_the_same_with_or_without_the_hook(tmp_path, monkeypatch):
+    """The whole status report at every event of a protocol game, through the hook and
+    through the view: the same dict, key order included (status --json prints it)."""
+    from pbem.protocol import commands, reports
+    from pbem.render.demo import play_bots
+    from pbem.store import Store
+
+    store = Store(tmp_path / "g.db")
+    commands.create_game(store, "g", "tortuga1667", list(NAMES[:5]), {}, start=True, at="2024-05-01T12:00:00Z")
+    play_bots(store, "g", "headline", at="2024-05-01T12:00:00Z")
+    rules = games.get("tortuga1667")
+    without = type("Rules", (), {name: staticmethod(getattr(rules, name)) for name in ("view", "pending", "result")})
+
+    def both(session, seq):
+        head = (seq, "x" * 64)
+        hooked = reports.status(session, head)
+        real = session.rules
+        session.rules = without
+        try:
+            plain = reports.status(session, head)
+        finally:
+            session.rules = real
+        assert list(hooked.items()) == list(plain.items()), seq
+        both.count += 1
+    both.count = 0
+    seed = bytes.fromhex(store.get_secret("g", commands.SEED))
+    from pbem.protocol.session import Session
+    Session.replay("g", store.events("g"), seed, held=commands.held_source(store, "g"), after_each=both)
+    assert both.count == store.head("g")[0] > 20
