@@ -22,6 +22,7 @@ from .commit import make_commitment, new_salt, parse_salt
 from .discretion import default_marks
 from .errors import AuditFailure, Damaged, Refused, UnknownGame
 from .repeats import Log, decision_fits_now, find as find_repeat, same_choice
+from .reports import status as status_report
 from .rng import RandomSource
 from .session import Session, client_seed_body, signed_body
 from .snapshot import SNAPSHOT_VERSION, head_columns, read_snapshot
@@ -231,9 +232,8 @@ def _write_due_snapshots(store) -> None:
 
 def snapshot_data(session: Session, head: tuple[int, str], full: bool = True) -> dict:
     """What a snapshot at ``head`` holds: the session's state (``full``) and the status."""
-    from .reports import status
     data = session.to_json() if full else {"v": SNAPSHOT_VERSION, "light": True}
-    data["status"] = status(session, head)
+    data["status"] = status_report(session, head)
     return data
 
 
@@ -242,7 +242,7 @@ def _emit(store, session: Session, events, at: str | None) -> None:
     for kind, data in events:
         stamp = max(at or now_utc(), session.last_at)  # a clock set back never reorders the log
         session.apply_event(kind, data, stamp)
-        store.append(session.game_id, kind, data, at=stamp)
+        store.append(session.game_id, kind, data, at=stamp, read_back=False)
 
 
 def _follow_ups(store, session: Session):

@@ -8,7 +8,6 @@ Nothing else of the state leaves this module.
 from __future__ import annotations
 
 from ..games.base import headline
-from .commands import context_token
 from .session import Session
 
 
@@ -104,6 +103,7 @@ def private(session: Session, player: str) -> dict:
                     entry["held"] = mine.get("applied", mine["choice"])
         report["requests"].append(entry)
     if report["requests"]:
+        from .commands import context_token  # (commands reads status from here)
         # one token: to seal offline while a sealed request is open, else to sign a decision
         report["context"] = context_token(session, player)
         report["context_kind"] = "seal" if any(r["sealed"] for r in report["requests"]) else "decide"

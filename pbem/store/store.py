@@ -24,7 +24,7 @@ from pbem.text import quote
 
 from .errors import StoreError
 from .event import AT_PATTERN, HASHED_FIELDS, Event, utc_now
-from .faults import maybe_crash
+from .faults import armed, maybe_crash
 from .migrations import is_current, migrate
 
 DEFAULT_BUSY_TIMEOUT_MS = 15000
@@ -76,6 +76,7 @@ class Store:
         self.conn = conn
         self._db = None
         self._in_transaction = False
+        self._faults = False  # a fault point is set (pbem.store.faults), read at each BEGIN
         self._checked: dict[str, tuple[int, str]] = {}  # games damage() passed (see _marker)
         # game -> its protocol state at the head (pbem.protocol.commands.load): kept across our
         # own transactions while nobody else writes, like _checked (see _marker)
@@ -142,6 +143,7 @@ class Store:
                 ) from exc
             raise self._write_error(exc) from exc
         self._in_transaction = True
+        self._faults = faults = armed()  # read once: a fault point is set for a whole process
         self._watch()
         marker = self._marker()
         if marker != self._after_commit:
@@ -151,7 +153,8 @@ class Store:
             yield self
             while self.before_commit:  # a callback may add another
                 self.before_commit.pop(0)()
-            maybe_crash("commit:before")
+            if faults:
+                maybe_crash("commit:before")
             self.conn.execute("COMMIT")
             committed = True
         except BaseException as exc:
@@ -171,7 +174,8 @@ class Store:
             self._after_commit = marker if committed else None
             if not committed:
                 self._forget()
-        maybe_crash("commit:after")
+        if faults:
+            maybe_crash("commit:after")
         if committed:
             callbacks, self.on_commit = self.on_commit, []
             for callback in callbacks:
@@ -226,16 +230,15 @@ class Store:
         self._checked.clear()
         self.sessions.clear()
 
-    @contextlib.contextmanager
-    def atomic(self) -> Iterator[Store]:
+    def atomic(self):
         """All of the block or none of it: a transaction of its own, or, inside an open
         one, a savepoint that commits with it. The email judge applies each command of a
         message this way: a refused command rolls back alone, and the message's answer
         and record commit with the commands that succeeded, in one transaction."""
-        if not self._in_transaction:
-            with self.transaction():
-                yield self
-            return
+        return self._savepoint() if self._in_transaction else self.transaction()
+
+    @contextlib.contextmanager
+    def _savepoint(self) -> Iterator[Store]:
         self._savepoints = getattr(self, "_savepoints", 0) + 1
         name = f"pbem_{self._savepoints}"
         self.conn.execute(f"SAVEPOINT {name}")
@@ -269,8 +272,10 @@ class Store:
 
     # -- events -------------------------------------------------------------------------
 
-    def append(self, game: str, kind: str, data: dict, at: str | None = None) -> Event:
-        """Add the next event of ``game``; ``at`` defaults to now, UTC, ``YYYY-MM-DDTHH:MM:SSZ``."""
+    def append(self, game: str, kind: str, data: dict, at: str | None = None, read_back: bool = True) -> Event | None:
+        """Add the next event of ``game``; ``at`` defaults to now, UTC, ``YYYY-MM-DDTHH:MM:SSZ``.
+        Returns the stored event, its data read back from the stored text (never the caller's
+        dict); None with ``read_back=False``, for a caller that does not use it."""
         self._require_transaction("append()")
         if not isinstance(game, str) or not game:
             raise StoreError(f"game must be a non-empty string, got {game!r}")
@@ -289,23 +294,28 @@ class Store:
             body = canonical_text(event)
         except CanonicalError as exc:
             raise StoreError(f"event data has no canonical JSON form: {exc}") from exc
-        # Store what the hash covers, re-read from its canonical text, so the returned Event
-        # cannot alias (and later be changed through) the caller's dict.
         # The hash is event_hash(prev_hash, event): the same canonical text, not made twice.
-        stored = Event(**json.loads(body), prev_hash=prev_hash, hash=sha256_hex((prev_hash + body).encode()))
-        maybe_crash("append:before-insert")
+        seq, digest = last_seq + 1, sha256_hex((prev_hash + body).encode())
+        faults = self._faults
+        if faults:
+            maybe_crash("append:before-insert")
         # Plain SQL on the hot path: the judge appends hundreds of events per batch, and
         # sqlite-utils' insert inspects the table's schema on every call.
         self.conn.execute(
             "insert into events (game, seq, kind, at, body, prev_hash, hash) values (?, ?, ?, ?, ?, ?, ?)",
-            [game, stored.seq, kind, at, body, prev_hash, stored.hash],
+            [game, seq, kind, at, body, prev_hash, digest],
         )
-        maybe_crash("append:after-insert")
+        if faults:
+            maybe_crash("append:after-insert")
         if self._checked.get(game) == (last_seq, prev_hash):
             # the chain up to here passed damage() and this event was made from its
             # canonical body just now: the next check starts after it
-            self._checked[game] = (stored.seq, stored.hash)
-        return stored
+            self._checked[game] = (seq, digest)
+        if not read_back:
+            return None
+        # What the hash covers, re-read from its canonical text, so the returned Event
+        # cannot alias (and later be changed through) the caller's dict.
+        return Event(**json.loads(body), prev_hash=prev_hash, hash=digest)
 
     def _rows(self, game: str, after: int = 0, upto: int | None = None) -> list[dict]:
         if upto is None:
