@@ -49,17 +49,28 @@ def test_the_1667_headline_is_what_its_public_view_says(players, variant, style)
     assert {"play", "over"} <= phases  # and "sudden" when an even tie-break comes
 
 
-def test_tortuga_s_headline_is_what_its_public_view_says():
-    """Through its own hook when it has one, else read from the view."""
+@pytest.mark.parametrize("players, variant, style", [(2, "standard", "random"), (3, "long", "greedy"),
+                                                      (4, "standard", "greedy")])
+def test_tortuga_s_headline_is_what_its_public_view_says(players, variant, style):
     rules = games.get("tortuga")
-    seen = 0
-    for state in states("tortuga", 3, 1, {}, "random"):
-        assert headline(rules, state) == from_view(rules, state)
-        seen += 1
-    assert seen > 10
+    seen = set()
+    for seed in range(2):
+        for state in states("tortuga", players, seed, {"variant": variant}, style):
+            assert rules.headline(state) == from_view(rules, state)
+            assert list(rules.headline(state)) == ["round", "step", "phase", "start_player"]
+            seen.add(state.phase)
+    assert len(seen) >= 3
 
 
-def test_the_status_report_is_the_same_with_or_without_the_hook(tmp_path, monkeypatch):
+def test_a_game_without_the_hook_is_read_from_its_view():
+    rules = games.get("tortuga1667")
+    without = type("Rules", (), {"view": staticmethod(rules.view)})
+    for state in states("tortuga1667", 5, 1, None, "random"):
+        assert headline(without, state) == rules.headline(state)
+
+
+@pytest.mark.parametrize("game_type, players", [("tortuga1667", 5), ("tortuga", 3)])
+def test_the_status_report_is_the_same_with_or_without_the_hook(tmp_path, game_type, players):
     """The whole status report at every event of a protocol game, through the hook and
     through the view: the same dict, key order included (status --json prints it)."""
     from pbem.protocol import commands, reports
@@ -67,9 +78,9 @@ def test_the_status_report_is_the_same_with_or_without_the_hook(tmp_path, monkey
     from pbem.store import Store
 
     store = Store(tmp_path / "g.db")
-    commands.create_game(store, "g", "tortuga1667", list(NAMES[:5]), {}, start=True, at="2024-05-01T12:00:00Z")
+    commands.create_game(store, "g", game_type, list(NAMES[:players]), {}, start=True, at="2024-05-01T12:00:00Z")
     play_bots(store, "g", "headline", at="2024-05-01T12:00:00Z")
-    rules = games.get("tortuga1667")
+    rules = games.get(game_type)
     without = type("Rules", (), {name: staticmethod(getattr(rules, name)) for name in ("view", "pending", "result")})
 
     def both(session, seq):
