@@ -265,15 +265,20 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
     result.outcome = "applied" if not failed else ("refused" if len(failed) == len(result.lines) else "partly applied")
     confirms = (not failed and not broken and not any(line.get("note") for line in result.lines)
                 and all(c.verb in CONFIRMED for c in reading.commands))
-    raise _Stop(result.outcome, _answer_text(store, row, result, session) + _receipts(store, row, before, blocks),
+    # the head after the mail and its events, as one_mail read them (nothing is written since)
+    head = latest.get("head") if latest.get("head", (None,))[0] == session.seq else None
+    events = latest["events"] if head and latest["since"] == before else None
+    raise _Stop(result.outcome, _answer_text(store, row, result, session, head)
+                + _receipts(store, row, before, blocks, events, head if events is not None else None),
                 confirms=confirms)
 
 
-def _receipts(store, row, before: int, blocks) -> str:
-    """The judge's signed receipts for what this mail had recorded (docs/protocol.md §12)."""
+def _receipts(store, row, before: int, blocks, events=None, head=None) -> str:
+    """The judge's signed receipts for what this mail had recorded (docs/protocol.md §12);
+    ``events`` after ``before`` up to ``head``, when the caller has them."""
     from ..protocol.receipts import issue
     players = {row.player} | {b["body"].get("player") for b in blocks if isinstance(b.get("body"), dict)}
-    receipts = issue(store, row.game, before, players)
+    receipts = issue(store, row.game, before, players, events=events, head=head)
     if not receipts:
         return ""
     return ("\n\nKeep " + ("this receipt" if len(receipts) == 1 else "these receipts") + ": the judge signs that "
@@ -302,7 +307,7 @@ def _former(store, msg, registered, now: str) -> None:
     from .away import former_refusal
     from .quoting import command_lines
     named = read_lines(command_lines(msg.text)).game or next(
-        (m.group(1) for m in GAME_TAG.finditer(msg.subject) if store.has_game(m.group(1))), None)
+        (m.group(1) for m in GAME_TAG.finditer(msg.subject) if _has_game(store, m.group(1))), None)
     if registered and (named is None or named in {row.game for row in registered}):
         return
     answer = former_refusal(store, msg.sender, named)
@@ -314,12 +319,18 @@ def _former(store, msg, registered, now: str) -> None:
     raise _Stop("refused: former player", answer)
 
 
+def _has_game(store, game: str) -> bool:
+    """``store.has_game``: whether ``game`` has an event, asked of its last one (an index
+    lookup) rather than by counting them all."""
+    return store.head(game)[0] > 0
+
+
 def _route(store, msg, reading, registered):
     games = {row.game: row for row in registered}
     tags = [m.group(1) for m in GAME_TAG.finditer(msg.subject)]
     named = reading.game or next((tag for tag in tags if tag in games), None)
     if named is None:  # a tag like [SPAM] is no game; a tag naming a game elsewhere is a wrong address
-        named = next((tag for tag in tags if store.has_game(tag)), None)
+        named = next((tag for tag in tags if _has_game(store, tag)), None)
     if named is not None:
         if named not in games:
             raise _Stop("refused: not a player of that game",
@@ -476,10 +487,10 @@ def _shown(text: str) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
-def _status_text(store, game: str, session, tz: str | None = None) -> str:
+def _status_text(store, game: str, session, tz: str | None = None, head=None) -> str:
     from ..protocol import reports
     from ..render.times import shown
-    report = reports.status(session, store.head(game))
+    report = reports.status(session, head or store.head(game))
     waiting = "; ".join(f"{w['player']} ({w['kind']}" + (f", due {shown(w['due'], tz, seconds=False)}" if "due" in w else "")
                         + ")" for w in report["waiting"]) or "nobody"
     from ..games import round_word
@@ -491,7 +502,7 @@ def _status_text(store, game: str, session, tz: str | None = None) -> str:
     return f"{game}: {where}; waiting for: {waiting}; chain head {report['chain_head']['seq']} {report['chain_head']['hash'][:16]}"
 
 
-def _answer_text(store, row, result: Result, session) -> str:
+def _answer_text(store, row, result: Result, session, head=None) -> str:
     out = [f"The judge's answer for {row.player} in game {row.game}:", ""]
     for line in result.lines:
         if line.get("note"):
@@ -501,7 +512,7 @@ def _answer_text(store, row, result: Result, session) -> str:
             out.append(f"> {line['line']}")
         out.append(("  " if line["ok"] else "  REFUSED: ") + line["text"].replace("\n", "\n  "))
     if not any(line["line"].lower() == "status" for line in result.lines):
-        out += ["", _status_text(store, row.game, session, row.tz)]
+        out += ["", _status_text(store, row.game, session, row.tz, head)]
     return "\n".join(out)
 
 

@@ -77,13 +77,28 @@ def one_mail(store, session, at: str):
     try:
         yield latest
         store.held_privates = None
-        if tables.uses_mail(store, game) and store.head(game)[0] != seq:
-            after = latest.get("session")
-            if after is None or after.seq != store.head(game)[0]:
-                after = commands.load(store, game)
-            _queue_privates(store, after, before, seq, at)
+        if tables.uses_mail(store, game):
+            head = store.head(game)
+            if head[0] != seq:
+                after = latest.get("session")
+                if after is None or after.seq != head[0]:
+                    after = commands.load(store, game)
+                events = _events_after(store, game, seq, head)
+                _queue_privates(store, after, before, seq, at, events=events)
+                # the mail's events and the head after them, for its answer (its receipts)
+                latest.update(events=events, head=head, since=seq)
     finally:
         store.held_privates = None
+
+
+def _events_after(store, game: str, seq: int, head: tuple[int, str]) -> list:
+    """The events of ``game`` after ``seq``, up to ``head`` (read just now): as the write hook
+    read them in this moment when they end at that very event (its hash names the whole
+    chain before it), else read again."""
+    kept = store.memo.get(("events", game, seq)) if getattr(store, "memo_on", False) else None
+    if kept and kept[-1].seq == head[0] and kept[-1].hash == head[1]:
+        return kept
+    return store.events(game, after=seq)
 
 
 def _owed(session) -> dict[str, tuple]:
@@ -111,6 +126,8 @@ def follow_ups(store, session, before: dict, position: tuple, seq: int, at: str,
         return
     from . import away
     events = store.events(session.game_id, after=seq)  # read once for all that follows (queueing mail adds none)
+    if events and getattr(store, "memo_on", False):  # and for the mail that made them (see one_mail)
+        store.memo[("events", session.game_id, seq)] = events
     away.notices(store, session, seq, at, events=events)
     from .deadlines import drop_settled
     drop_settled(store, session, at)

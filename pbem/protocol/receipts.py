@@ -137,16 +137,18 @@ def contradiction(number: int, body: dict, judge_key: str | None, hashes: list[s
     return None
 
 
-def issue(store, game: str, after_seq: int, players) -> list[str]:
+def issue(store, game: str, after_seq: int, players, events=None, head=None) -> list[str]:
     """Receipt blocks for the events after ``after_seq`` that name one of ``players`` and
-    are submissions, each bound to the head now; [] in a game without a judge key."""
+    are submissions, each bound to the head now; [] in a game without a judge key.
+    ``events`` and ``head``: those events and the head now, when the caller has just read
+    them in the same transaction."""
     secret = store.get_secret(game, SECRET_NAME)
     if secret is None:
         return []
     from .signing import public_from_secret
     public = public_from_secret(secret)
-    head = store.head(game)
+    if head is None or events is None:
+        head, events = store.head(game), store.events(game, after=after_seq)
     wanted = set(players)
     return [receipt_block(secret, make_body(game, ev.data["player"], ev.seq, ev.kind, ev.hash, head, public))
-            for ev in store.events(game, after=after_seq)
-            if ev.kind in RECEIPTED and ev.data.get("player") in wanted]
+            for ev in events if ev.kind in RECEIPTED and ev.data.get("player") in wanted]
