@@ -188,7 +188,9 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
     if not msg.sender:
         raise _Stop("not answered: no sender address")
     registered = tables.players_at(store, msg.sender)
-    _former(store, msg, registered, now)
+    from .quoting import command_lines
+    lines = command_lines(msg.text)  # read once, for _former and the commands
+    _former(store, msg, registered, now, lines)
     if not registered:
         if tables.strikes_since(store, msg.sender, "unknown", _earlier(now, 86400)):
             raise _Stop("not answered: unknown sender (already answered today)")
@@ -199,8 +201,7 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
                                       f"so nothing was done. Ask your moderator to register it "
                                       f"(pbem address GAME PLAYER EMAIL).")
     _alive(store, msg.sender)
-    from .quoting import command_lines
-    reading = read_lines(command_lines(msg.text), limit=MAX_COMMANDS)
+    reading = read_lines(lines, limit=MAX_COMMANDS)
     row = _route(store, msg, reading, registered)
     result.game, result.player = row.game, row.player
     result.address = row.address
@@ -301,12 +302,12 @@ def _alive(store, address: str) -> None:
     failures.clear(store, address)
 
 
-def _former(store, msg, registered, now: str) -> None:
+def _former(store, msg, registered, now: str, lines: list[str]) -> None:
     """Mail from someone who left a seat (pbem replace) for the game it names, or from an
-    address that plays no game here now: refused with why (once a day)."""
+    address that plays no game here now: refused with why (once a day). ``lines``: the
+    message's command lines (``command_lines(msg.text)``)."""
     from .away import former_refusal
-    from .quoting import command_lines
-    named = read_lines(command_lines(msg.text)).game or next(
+    named = read_lines(lines).game or next(
         (m.group(1) for m in GAME_TAG.finditer(msg.subject) if _has_game(store, m.group(1))), None)
     if registered and (named is None or named in {row.game for row in registered}):
         return
