@@ -489,9 +489,8 @@ def _shown(text: str) -> str:
 
 
 def _status_text(store, game: str, session, tz: str | None = None, head=None) -> str:
-    from ..protocol import reports
     from ..render.times import shown
-    report = reports.status(session, head or store.head(game))
+    report = _status(store, session, head or store.head(game))
     waiting = "; ".join(f"{w['player']} ({w['kind']}" + (f", due {shown(w['due'], tz, seconds=False)}" if "due" in w else "")
                         + ")" for w in report["waiting"]) or "nobody"
     from ..games import round_word
@@ -501,6 +500,23 @@ def _status_text(store, game: str, session, tz: str | None = None, head=None) ->
     if report.get("paused"):
         where += f"; PAUSED since {shown(report['paused']['since'], tz, seconds=False)} (no deadline runs)"
     return f"{game}: {where}; waiting for: {waiting}; chain head {report['chain_head']['seq']} {report['chain_head']['hash'][:16]}"
+
+
+def _status(store, session, head: tuple[int, str]) -> dict:
+    """What the status line reads of ``reports.status(session, head)``, the same values,
+    without the rest of the report (scores, sealed step, seeds); the public view as the
+    moment made it (``judge.public_view``)."""
+    from ..protocol.reports import waiting
+    report = {"type": session.meta.get("game_type"), "started": session.started, "round": None, "step": None,
+              "phase": "waiting for client seeds" if not session.started else None,
+              "chain_head": {"seq": head[0], "hash": head[1]}, "waiting": []}
+    if session.paused:
+        report["paused"] = dict(session.paused)
+    if session.state is not None:
+        view = judge.public_view(store, session)
+        report.update(round=view.get("round", session.state.round), step=view.get("step", session.state.step),
+                      phase=view["phase"], waiting=waiting(session))
+    return report
 
 
 def _answer_text(store, row, result: Result, session, head=None) -> str:

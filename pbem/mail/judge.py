@@ -161,7 +161,7 @@ def _queue_privates(store, session, before: dict, seq: int, at: str, events=None
         if player in defaulted or withdrawn or (player in now and now[player] != before.get(player)):
             if player in defaulted and m is not None:
                 m.defaulted.add(player)  # said on top of their message, whatever else it carries
-            where = where or _place(session)  # the same for every player
+            where = where or _place(session, store)  # the same for every player
             queue_private(store, session, player, at, where=where, row=row)
 
 
@@ -191,7 +191,7 @@ def queue_private(store, session, player: str, at: str, notice: str = "", kind: 
     from .moment import current
     how = _how_to_reply(session, player)
     if not subject:
-        where = where or _place(session)
+        where = where or _place(session, store)
         subject = f"{subject_tag(session.game_id)} private message for {player}: {where}"
     m = current(store)
     html_wanted = session.started and not row.plain  # the HTML part says all the text says, and draws the board
@@ -321,16 +321,33 @@ def _how_to_reply(session, player: str) -> str:
     return "\n".join(lines) + "\n"
 
 
-def _place(session) -> str:
+def _place(session, store=None) -> str:
     """Where the game is, for the subject of a private message."""
-    return "before the start" if session.state is None else _where(session)
+    return "before the start" if session.state is None else _where(session, store)
 
 
-def _where(session) -> str:
+def _where(session, store=None) -> str:
     """Round and phase as the player's private message names them ("round 2, roll step 3")."""
-    phase = session.rules.view(session.state, None).get("phase")
+    phase = public_view(store, session).get("phase")
     step = f" step {session.state.step}" if phase == "roll" else ""
     return f"round {session.state.round}, {phase}{step}" if phase else f"round {session.state.round}"
+
+
+def public_view(store, session) -> dict:
+    """``session.rules.view(session.state, None)``, made once per state in a moment (the
+    subject of private messages and the answer's status line both name the phase); the
+    caller must not change it. Kept in ``store.memo`` (see ``pbem.store.judge._kept``),
+    with the state it is of."""
+    kept = getattr(store, "memo_on", False)
+    key = ("public_view", session.game_id, session.seq)
+    if kept:
+        found = store.memo.get(key)
+        if found is not None and found[0] is session.state:
+            return found[1]
+    view = session.rules.view(session.state, None)
+    if kept:
+        store.memo[key] = (session.state, view)
+    return view
 
 
 def _domain(store) -> str:
