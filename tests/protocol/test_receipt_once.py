@@ -22,3 +22,16 @@ def test_the_block_is_the_whole_payload_armoured(game, player, seq, kind, event_
     block = receipt_block(SECRET, body)
     assert block == armour({"receipt": body, "sig": sign_body(SECRET, body)}, RECEIPT)
     assert read_receipts(block) == [body]
+
+
+def test_the_public_key_kept_is_the_secrets_own():
+    from pbem.protocol.signing import KeyFormatError, _cached_public
+    import pytest
+    pairs = [generate_keypair() for _ in range(20)]  # more than are kept
+    for _ in range(2):
+        for secret, public in pairs:
+            from pbem.protocol.signing import public_from_secret
+            assert public_from_secret(secret) == public
+    assert _cached_public.cache_info().currsize <= 16
+    with pytest.raises(KeyFormatError):
+        public_from_secret("not a key")
