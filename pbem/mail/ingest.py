@@ -535,7 +535,7 @@ def _answer_text(store, row, result: Result, session, head=None) -> str:
 
 def _answer(store, msg, result: Result, text: str, now: str, hold: bool = False) -> None:
     address = result.address or msg.sender
-    clean = "".join(c for c in msg.subject if c.isprintable())
+    clean = msg.subject if msg.subject.isprintable() else "".join(c for c in msg.subject if c.isprintable())
     subject = clean if clean.lower().startswith("re:") else f"Re: {clean}".strip()
     ids = [i for i in (*msg.references, msg.message_id) if i and MESSAGE_ID_PATTERN.fullmatch(i)]
     refs = tuple(dict.fromkeys(ids))
