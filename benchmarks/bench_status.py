@@ -12,6 +12,12 @@ median and the range of the pairs' ratios are printed. Target (issue 17): within
 ``--also DIR`` runs ``pbem status`` a second time in each pair with ``PYTHONPATH=DIR`` (another
 checkout of pbem, say the commit before a change), so a before/after is measured in the
 same run against the same floor.
+
+pbem ends without the interpreter's teardown (pbem.cli.entry.leave), which the floor pays
+(about a sixth of it): each pair also runs the floor ending the same way,
+``import typer, sqlite3, os; os._exit(0)``, and the ratio to it is printed too: what pbem
+itself adds. Both floors and pbem run with bytecode caching and buffered output, as a
+user's shell has them (PYTHONDONTWRITEBYTECODE and PYTHONUNBUFFERED are dropped).
 """
 
 from __future__ import annotations
@@ -46,9 +52,11 @@ def main() -> None:
     script = Path(sys.executable).with_name("pbem")
     pbem = [str(script)] if script.exists() else [sys.executable, "-m", "pbem.cli"]
     floor_cmd = [sys.executable, "-c", "import typer, sqlite3"]
+    quick_floor_cmd = [sys.executable, "-c", "import typer, sqlite3, os; os._exit(0)"]
     with tempfile.TemporaryDirectory() as tmp:
         env = dict(os.environ, PBEM_DB=str(Path(tmp) / "bench.db"))
         env.pop("PYTHONDONTWRITEBYTECODE", None)
+        env.pop("PYTHONUNBUFFERED", None)
         subprocess.run([*pbem, "demo", "--game-name", "bench", "--json"], env=env, check=True,
                        stdout=subprocess.DEVNULL)
         status_cmd = [*pbem, "status", "bench"]
@@ -57,18 +65,23 @@ def main() -> None:
             other_env = dict(env, PYTHONPATH=args.also, PBEM_DB=str(Path(tmp) / "also.db"))
             subprocess.run([*pbem, "demo", "--game-name", "bench", "--json"], env=other_env, check=True,
                            stdout=subprocess.DEVNULL)
-        run(floor_cmd, env), run(status_cmd, env)  # bytecode written, caches warm
+        run(floor_cmd, env), run(status_cmd, env), run(quick_floor_cmd, env)  # bytecode written, caches warm
         if other_env:
             run(status_cmd, other_env)
         floors, statuses, cpu_ratios, wall_ratios, others = [], [], [], [], []
+        quick, quick_others = [], []
         for _ in range(args.runs):
             f, s = run(floor_cmd, env), run(status_cmd, env)
-            if other_env:
-                others.append(run(status_cmd, other_env)[1] / f[1] if f[1] else float("inf"))
+            o = run(status_cmd, other_env) if other_env else None
+            q = run(quick_floor_cmd, env)
+            if o:
+                others.append(o[1] / f[1] if f[1] else float("inf"))
+                quick_others.append(o[1] / q[1] if q[1] else float("inf"))
             floors.append(f)
             statuses.append(s)
             wall_ratios.append(s[0] / f[0])
             cpu_ratios.append(s[1] / f[1] if f[1] else float("inf"))
+            quick.append(s[1] / q[1] if q[1] else float("inf"))
     med = statistics.median
     print(f"{shutil.which('pbem') and 'pbem' or ' '.join(pbem)}; {args.runs} pairs, medians")
     print(f"floor  python -c 'import typer, sqlite3': {med(f[0] for f in floors) * 1000:6.0f} ms wall, "
@@ -77,8 +90,11 @@ def main() -> None:
           f"{med(s[1] for s in statuses) * 1000:5.0f} ms CPU")
     print(f"ratio, CPU:  {med(cpu_ratios):.2f}x (pairs {min(cpu_ratios):.2f}-{max(cpu_ratios):.2f}; target <= 1.25x)")
     print(f"ratio, wall: {med(wall_ratios):.2f}x (pairs {min(wall_ratios):.2f}-{max(wall_ratios):.2f})")
+    print(f"ratio, CPU, to the floor without teardown (os._exit): {med(quick):.2f}x "
+          f"(pairs {min(quick):.2f}-{max(quick):.2f})")
     if others:
-        print(f"--also {args.also}, ratio CPU: {med(others):.2f}x (pairs {min(others):.2f}-{max(others):.2f})")
+        print(f"--also {args.also}, ratio CPU: {med(others):.2f}x (pairs {min(others):.2f}-{max(others):.2f}); "
+              f"to the floor without teardown {med(quick_others):.2f}x")
 
 
 if __name__ == "__main__":

@@ -174,3 +174,21 @@ def test_faces_are_roughly_uniform():
 def test_same_label_same_value():
     a, b = RandomSource.for_testing("s"), RandomSource.for_testing("s")
     assert [a.below(f"l{i}", 37) for i in range(50)] == [b.below(f"l{i}", 37) for i in range(50)]
+
+
+# ----------------------------------------------------------------------------- the HMAC written out
+
+@pytest.mark.parametrize("seed", [b"\x01", bytes(range(32)), bytes(63), b"k" * 64, b"\xff" * 65, bytes(range(200))])
+def test_draws_are_hmac_sha256_for_any_seed_length(seed):
+    # the source computes HMAC as its two hashes with the key padded to a block (or hashed
+    # first when longer than one): the same bytes as hmac.new, whatever the seed's length
+    source = RandomSource(seed, "g-é", "ent")
+    for label, counter in [("r1/roll1/ani/A", 0), ("", 3), ('q"\\/☠', 0), ("x" * 300, 2**33)]:
+        message = canonical_json([RNG_TAG, "g-é", "ent", label, counter])
+        assert source.block(label, counter) == hmac.new(seed, message, hashlib.sha256).digest()
+    for i in range(200):
+        label = f"r{i}/ünï\"{i}\\"
+        u = int.from_bytes(hmac.new(seed, canonical_json([RNG_TAG, "g-é", "ent", label, 0]),
+                                   hashlib.sha256).digest()[:4], "big")
+        assert source.below(label, 6) == u % 6  # 6 rejects only u >= 2**32 - 4: never here
+        assert source.below(label, 6) == u % 6  # the second time from the tails kept by label

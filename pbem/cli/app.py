@@ -80,5 +80,7 @@ def main() -> None:
     build(SOLO[command], command)() if command else build()()
 
 
-if __name__ == "__main__":  # python -m pbem.cli.app ...
-    main()
+if __name__ == "__main__":  # python -m pbem.cli.app ...: as the program does (entry.main)
+    from pbem.cli.entry import run_program
+
+    run_program(main)

@@ -52,10 +52,29 @@ def open_store(db: Optional[Path], create: bool = False):
     from ..render import publish
     publish.attach(store)  # and to a game that keeps its viewer in a folder, write it again
     _OPENED.append(store)
+    if _KEPT is not None:
+        _KEPT.append(store)
     return store
 
 
 _OPENED: list = []  # the stores this command opened, whose page errors it reports
+# The program's stores (``pbem``, one command per process: see entry.leave), closed at its
+# end; None in-process (tests, the library), where a dropped store is freed as any object.
+_KEPT: list | None = None
+
+
+def keep_stores() -> None:
+    """From now on, keep every store opened, for ``close_stores``: the program's own choice
+    (a store dropped without close() keeps its connection open until the collector's next
+    pass, as sqlite3 ties each connection in a cycle through its statement cache)."""
+    global _KEPT
+    _KEPT = []
+
+
+def close_stores() -> None:
+    """Close every store opened since ``keep_stores`` (the program's last act)."""
+    for store in _KEPT or ():
+        store.close()
 
 
 def warn_page_errors() -> None:
@@ -87,24 +106,33 @@ def handled(func):
     (with --json, also ``{"error": ..., "code": 1}`` on stdout)."""
     @functools.wraps(func)
     def wrapper(*args, **kwargs):
-        from ..games import UnknownGame as UnknownGameType
-        from ..protocol.errors import ProtocolError
-        from ..store import StoreError
         outer, _GLOBAL["json"] = _GLOBAL["json"], bool(kwargs.get("as_json"))
         try:
             return func(*args, **kwargs)
-        except (ProtocolError, StoreError, UnknownGameType) as exc:
-            fail(_one_line(exc))
-        except ValueError as exc:  # typed ValueErrors of the protocol modules (keys, salts, armour)
-            fail(_one_line(exc))
-        except OSError as exc:
-            fail(f"{exc.strerror or exc}: {exc.filename}" if getattr(exc, "filename", None) else str(exc))
-        except sqlite3.Error as exc:  # the store turns the ones it expects into StoreError
-            fail(f"the games database cannot be used: {_one_line(exc)}")
+        except Exception as exc:
+            # typed ValueErrors too: those of the protocol modules (keys, salts, armour)
+            if isinstance(exc, (*_typed_errors(), ValueError)):
+                fail(_one_line(exc))
+            if isinstance(exc, OSError):
+                fail(f"{exc.strerror or exc}: {exc.filename}" if getattr(exc, "filename", None) else str(exc))
+            if isinstance(exc, sqlite3.Error):  # the store turns the ones it expects into StoreError
+                fail(f"the games database cannot be used: {_one_line(exc)}")
+            raise
         finally:
             _GLOBAL["json"] = outer
             warn_page_errors()
     return wrapper
+
+
+# The library's typed errors (module, class): looked up only when something was raised, and
+# only in the modules already loaded, since an error can only come from a loaded module (a
+# command that imports none of them, such as status, does not load them for its except).
+_TYPED_ERRORS = (("pbem.protocol.errors", "ProtocolError"), ("pbem.store.errors", "StoreError"),
+                 ("pbem.games", "UnknownGame"))
+
+
+def _typed_errors() -> tuple[type, ...]:
+    return tuple(getattr(sys.modules[module], name) for module, name in _TYPED_ERRORS if module in sys.modules)
 
 
 def _wants_json(args) -> bool:

@@ -40,4 +40,53 @@ def install() -> None:
 def main() -> None:
     install()
     from .app import main as run  # typer and the commands: the slow part of start-up
-    run()
+    run_program(run)
+
+
+def run_program(run) -> None:
+    """Run the command line ``run`` as the program: its stores kept, and closed at its end
+    by ``leave``, which ends the process (also ``python -m pbem.cli.app``)."""
+    from .common import keep_stores
+    keep_stores()
+    try:
+        run()
+    except SystemExit as done:  # how typer always ends, whatever the command did
+        leave(done.code)
+        raise  # leave() found something the interpreter's own exit must still do
+
+
+def leave(code) -> None:
+    """End the program now with ``code``, skipping the interpreter's teardown, when nothing
+    is left for it to do; else return, and the caller exits the usual way.
+
+    The teardown frees every object of the ~200 modules loaded (typer and its click) one by
+    one, about 20 ms, a sixth of ``pbem status``: work whose only effect is freed memory.
+    What it would do that matters is done here first: the databases the command opened are
+    closed (SQLite folds the write-ahead log back into the file and removes it, as at any
+    close), and stdout and stderr are flushed. Anything else makes the exit the usual one:
+    an exit handler registered (atexit, ``weakref.finalize``: coverage, logging, temporary
+    directories), another thread still running, a code not from 0 to 255, or a stream that
+    cannot be flushed (a closed pipe), which Python then reports as it always has.
+    """
+    if code is None:
+        code = 0
+    if not (isinstance(code, int) and 0 <= code <= 255):
+        return
+    import atexit
+    import sys
+    registered = getattr(atexit, "_ncallbacks", None)  # CPython's; without it, nothing is assumed
+    if registered is None or registered():
+        return
+    threading = sys.modules.get("threading")
+    if threading is not None and threading.active_count() > 1:
+        return
+    common = sys.modules.get(f"{__package__}.common")
+    if common is not None:
+        common.close_stores()
+    try:
+        for stream in (sys.stdout, sys.stderr):
+            if stream is not None:
+                stream.flush()
+    except Exception:  # noqa: BLE001 - Python's own exit reports it, as before
+        return
+    os._exit(code)

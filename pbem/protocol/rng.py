@@ -19,20 +19,37 @@ player who gave a client seed to that seed (``{}`` when nobody did); see
 from __future__ import annotations
 
 import hashlib
-import hmac
 import struct
 from json.encoder import encode_basestring as _quote  # what json.dumps(str, ensure_ascii=False) writes
-
-try:  # OpenSSL's HMAC object itself: copy, update and digest are single C calls
-    from _hashlib import hmac_new as _hmac_new
-except ImportError:  # pragma: no cover - an interpreter without OpenSSL's hashlib
-    _hmac_new = None
 
 from .canonical import canonical_json, sha256_hex
 
 RNG_TAG = "pbem-rng-v1"
 _SPACE = 2**32
 _first_word = struct.Struct(">I").unpack_from  # big-endian u32 of bytes 0..3
+_BLOCK = 64  # SHA-256's block size, in bytes: HMAC pads (or first hashes) its key to it
+_TAILS: dict[str, bytes] = {}  # label -> the message's tail for counter 0 (labels recur across games)
+
+
+def _tail0(label: str) -> bytes:
+    tail = _TAILS.get(label)
+    if tail is None:
+        if len(_TAILS) >= 16384:  # player names vary: keep the table bounded (about 2 MB at most)
+            _TAILS.clear()
+        tail = _TAILS[label] = (_quote(label) + ",0]").encode()
+    return tail
+
+
+def _hmac_halves(key: bytes, message: bytes):
+    """HMAC-SHA256 (RFC 2104) split in its two hashes, each having absorbed its padded key
+    (the inner one also ``message``): ``HMAC(key, message + tail)`` is then
+    ``outer'(inner'(tail))``, where ' is a copy updated with the argument."""
+    if len(key) > _BLOCK:
+        key = hashlib.sha256(key).digest()
+    key = key.ljust(_BLOCK, b"\0")
+    inner = hashlib.sha256(bytes(b ^ 0x36 for b in key))
+    inner.update(message)
+    return inner, hashlib.sha256(bytes(b ^ 0x5C for b in key))
 
 
 def combine_client_seeds(seeds: dict[str, str]) -> str:
@@ -51,7 +68,7 @@ def accept(u: int, n: int) -> int | None:
 class RandomSource:
     """Draws labelled, reproducible, uniformly distributed integers (see module doc)."""
 
-    __slots__ = ("_seed", "_prefix", "_keyed", "game_id", "client_entropy", "draws")
+    __slots__ = ("_seed", "_prefix", "_inner", "_outer", "game_id", "client_entropy", "draws")
 
     def __init__(self, server_seed: bytes, game_id: str, client_entropy: str = ""):
         if not isinstance(server_seed, (bytes, bytearray)) or not server_seed:
@@ -62,12 +79,11 @@ class RandomSource:
         # canonical_json of the list up to the label, without its closing bracket, so each
         # draw only serialises its label and counter.
         self._prefix = canonical_json([RNG_TAG, game_id, client_entropy])[:-1] + b","
-        # HMAC keyed with the seed that has already absorbed that prefix: each draw copies
-        # it and adds only its own tail (the same bytes, so the same digest, at a fraction
-        # of the cost). OpenSSL's object where there is one: ``hmac.HMAC`` wraps each of its
-        # calls in Python, which cost several times the hashing itself.
-        self._keyed = (_hmac_new(self._seed, self._prefix, digestmod="sha256") if _hmac_new is not None
-                       else hmac.new(self._seed, self._prefix, hashlib.sha256))
+        # HMAC-SHA256 written out as its two hashes, each keyed once, the inner one having
+        # absorbed that prefix: a draw copies both and adds only its own tail (the same
+        # bytes, so the same digest). Copying two plain hashes costs less than copying
+        # OpenSSL's HMAC object, and ``hmac.HMAC`` wraps each call in Python.
+        self._inner, self._outer = _hmac_halves(self._seed, self._prefix)
         # when a list: every draw is appended as (label, n, value), for 'pbem replay --json'
         self.draws: list | None = None
 
@@ -81,9 +97,11 @@ class RandomSource:
             raise TypeError("a draw label is a string and its counter an integer")
         # the tail of canonical_json([..., label, counter]), written directly: this is the
         # hot path of every roll (tests check it equals canonical_json of the whole list)
-        keyed = self._keyed.copy()
-        keyed.update(f"{_quote(label)},{counter}]".encode())
-        return keyed.digest()
+        inner = self._inner.copy()
+        inner.update(f"{_quote(label)},{counter}]".encode())
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        return outer.digest()
 
     def below(self, label: str, n: int) -> int:
         """A uniform integer in range(n) for this label (``block`` and ``accept`` inlined
@@ -92,9 +110,11 @@ class RandomSource:
             raise TypeError("a draw label is a string and its counter an integer")
         if not 1 <= n <= _SPACE:
             raise ValueError(f"range size must be 1..2**32, got {n}")
-        keyed = self._keyed.copy()
-        keyed.update((_quote(label) + ",0]").encode())
-        u = _first_word(keyed.digest())[0]
+        inner = self._inner.copy()
+        inner.update(_TAILS.get(label) or _tail0(label))
+        outer = self._outer.copy()
+        outer.update(inner.digest())
+        u = _first_word(outer.digest())[0]
         limit = _SPACE - (_SPACE % n)
         counter = 0
         while u >= limit:  # rejected: the next counter (rare but for huge n)

@@ -66,6 +66,53 @@ def test_start_up_imports_no_heavy_modules(cli, helpers, pbem_db, args):
     assert not heavy, f"pbem {' '.join(args)} imported {heavy}"
 
 
+# What `pbem status` and `pbem games` may load beyond what any typer program over SQLite
+# loads (`python -c "import typer, sqlite3"`, the floor of benchmarks/bench_status.py), with
+# typer's own modules. A module that joins this path fails the test below: if it is truly
+# needed, add it here knowingly, and measure bench_status.py before and after.
+READ_PATH_MAY_ADD = {
+    "pbem", "pbem.text", "pbem.cli", "pbem.cli.entry", "pbem.cli.app", "pbem.cli.common", "pbem.cli.game",
+    "pbem.store", "pbem.store.errors", "pbem.store.faults", "pbem.store.store", "pbem.store.event",
+    "pbem.store.migrations", "pbem.store.judge",
+    "pbem.protocol", "pbem.protocol.canonical", "pbem.protocol.times", "pbem.protocol.snapshot",
+    "pbem.games",  # its package alone (round_word), never a game's rules
+    "pbem.mail", "pbem.render", "pbem.render.publish",  # their packages and the write hooks alone
+    "json", "json.decoder", "json.encoder", "json.scanner", "_json",  # the cached report is JSON
+    "_sha256", "_sha2",  # the snapshot's digest, without loading OpenSSL (hashlib)
+}
+
+_PROGRAM = """import sys
+import pbem.cli.entry as entry
+entry.leave = lambda code: None  # the program's end, without its quick exit: the list is written after
+sys.argv = ["pbem", *sys.argv[1:]]
+try:
+    entry.main()
+finally:
+    sys.stderr.write("\\nMODULES " + " ".join(sorted(sys.modules)) + "\\n")
+"""
+
+
+def _loaded(helpers, pbem_db, code: str, *args: str) -> set[str]:
+    """Every module in sys.modules at the end of ``python -c CODE ARGS`` (importtime does
+    not see what importlib.import_module loads)."""
+    env = {**os.environ, "PBEM_DB": str(pbem_db), "PYTHONPATH": str(helpers.REPO_ROOT)}
+    env.pop("PBEM_CRASH_AT", None)
+    done = subprocess.run([sys.executable, "-c", code, *args], env=env, capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr[-500:]
+    return set(done.stderr.rpartition("MODULES ")[2].split())
+
+
+@pytest.mark.parametrize("args", [("status", "g"), ("status", "g", "--json"), ("games",), ("games", "--all", "--json")])
+def test_the_read_path_loads_only_what_it_needs(cli, helpers, pbem_db, args):
+    cli.ok("new", "g", "--players", "ani,alex,frank", "--now")
+    cli.ok("demo", "--game-name", "d")  # a finished game too
+    floor = _loaded(helpers, pbem_db, 'import sys, typer, sqlite3; sys.stderr.write("MODULES " + " ".join(sys.modules))')
+    loaded = _loaded(helpers, pbem_db, _PROGRAM, *args)
+    assert {"pbem.store.store", "pbem.protocol.snapshot", "typer"} <= loaded  # it really ran, and was seen
+    added = {m for m in loaded - floor if m.split(".")[0] not in ("typer", "click")}
+    assert added <= READ_PATH_MAY_ADD, f"pbem {' '.join(args)} now also loads {sorted(added - READ_PATH_MAY_ADD)}"
+
+
 def test_signing_commands_do_import_cryptography(helpers, pbem_db):
     """The check above would pass vacuously if importtime output were not read right."""
     out, modules = _imported(helpers, pbem_db, "keygen", "--json")

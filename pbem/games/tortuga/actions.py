@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from .model import ACTIONS, BOARD, FLEET, CREW, RAID, TILE_VALUES, State, capacity, clamp
+from .model import _CLOCKWISE, ACTIONS, BOARD, FLEET, CREW, RAID, TILE_VALUES, State, capacity, clamp
 from .move import _enter_move
 from .pool import deposit, draw_chest, draw_tile
 from .requests import FCH
@@ -26,20 +26,36 @@ def rank(s: State, totals) -> list[int]:
 
 def _enter_actions(s: State) -> None:
     s.phase, s.stage = "actions", "fch"
-    s.totals, s.positions, s.decisions, s.targets = [], [], {}, {}
-    for action in range(5):
-        totals = action_totals(s, action)
-        order = rank(s, totals)
+    s.decisions, s.targets = {}, {}
+    players, faces = s.players, s.faces
+    n = len(players)
+    clockwise = _CLOCKWISE[n][s.start]
+    # action_totals for every action in one pass over the boards
+    totals = [[None] * n, [None] * n, [None] * n, [None] * n, [None] * n]
+    for seat, board in enumerate(s.boards):
+        for d, action in enumerate(board.dice):
+            if action is not None:
+                row = totals[action]
+                row[seat] = (row[seat] or 0) + faces[d][action]
+        bonus = board.bonus
+        for action in (0, 1, 2, 3, 4):
+            if totals[action][seat] is not None:
+                totals[action][seat] += bonus[action]
+    positions, effects = [], s.effects
+    for action in (0, 1, 2, 3, 4):
+        row = totals[action]
+        # rank: best first, ties to the start player, then clockwise from them
+        order = sorted((seat for seat in clockwise if row[seat] is not None), key=lambda seat: -row[seat])
         first = order[0] if order else None
-        second = order[1] if len(order) > 1 and s.n > 2 else None
-        s.totals.append(totals)
-        s.positions.append([first, second])
-        s.effects.append({
+        second = order[1] if len(order) > 1 and n > 2 else None
+        positions.append([first, second])
+        effects.append({
             "type": "totals", "action": ACTIONS[action],
-            "totals": {s.players[i]: t for i, t in enumerate(totals) if t is not None},
-            "first": s.players[first] if first is not None else None,
-            "second": s.players[second] if second is not None else None,
+            "totals": {players[i]: t for i, t in enumerate(row) if t is not None},
+            "first": players[first] if first is not None else None,
+            "second": players[second] if second is not None else None,
         })
+    s.totals, s.positions = totals, positions
 
 
 def _finish_stage(s: State, rng) -> None:

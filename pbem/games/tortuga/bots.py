@@ -45,17 +45,26 @@ class GreedyBot:
         if kind in ("fleet", "crew", "hunt"):
             return f"{kind}:go"
         if kind in ("board", "raid"):
-            options = [o for o in options_for(state, seat, kind) if not o.endswith(":forfeit")]
-            return max(options, key=lambda o: (_chest_value(o), -options.index(o)))
+            best, best_value = None, -1  # the first of the most valuable (as max would pick)
+            for option in options_for(state, seat, kind):
+                if not option.endswith(":forfeit"):
+                    value = _chest_value(option)
+                    if value > best_value:
+                        best, best_value = option, value
+            if best is None:
+                raise ValueError("max() arg is an empty sequence")  # as before: never in a game
+            return best
         if kind == "select":
-            best = legal.default_select(state, seat)
-            return best if best != "none" or not legal.legal_selections(state.boards[seat]) else best
+            return legal.default_select(state, seat)
         return default_for(state, seat, kind)
+
+
+_VALUES = {"purple": 5, "white": 3}
 
 
 def _chest_value(option: str) -> int:
     parts = option.split(":")
-    return {"purple": 5, "white": 3}.get(parts[2], 2) if len(parts) == 3 else 0
+    return _VALUES.get(parts[2], 2) if len(parts) == 3 else 0
 
 
 def play(state: State, bots, rng, apply, max_moves: int = 100_000):

@@ -17,15 +17,16 @@ from ..base import IllegalChoice, InvalidChoice, NotYourTurn
 from . import choices as syn
 from .actions import STAGES, _enter_actions, _finish_stage, _surplus, action_totals, rank  # noqa: F401
 from .faces import DEFAULT_FACES, validate as validate_faces
-from .model import ACTIONS, END_CHESTS, Board, State
+from .model import ACTIONS, END_CHESTS, SKULL, Board, State
 from .move import _enter_move, _move_chests  # noqa: F401
+from .choices import _CANONICAL_DICE
 from .parse import _CANON, _PARSERS, _check_order, _parse_order  # noqa: F401
 from .pool import draw_chest, label_name  # noqa: F401
 from .requests import (  # noqa: F401
     FCH, _has_legal, _position, _stage_requests, default_for, open_requests, options_for, owed_by,
 )
 from .roll import (  # noqa: F401
-    _assign, _clear_roll, _open_step, _place_selection, _resolve_step, _settle_bonus, _take_bonus,
+    _assign, _clear_roll, _free, _open_step, _place_selection, _resolve_step, _settle_bonus, _take_bonus,
 )
 
 NAME_FORBIDDEN = ",:"
@@ -106,6 +107,33 @@ def _seat(state: State, player: str) -> int:
 def validate(state: State, player: str, text: str) -> tuple[int, str, str, object]:
     """Check a choice without applying it: (seat, kind, canonical text, parsed value)."""
     seat = _seat(state, player)
+    if type(text) is str and state.phase == "roll" and text in _CANONICAL_DICE and (
+            seat in state.open_select or (seat in state.rolling and str(seat) not in state.sealed)):
+        # the common case, canonical dice for a selection the player owes: what the steps
+        # below would find (kind select, owed). Accepted here when _parse_select would
+        # accept it (rolled dice not yet placed, of one action but for skulls, within its
+        # room); anything else goes to _parse_select, which refuses it in its own words.
+        dice = _CANONICAL_DICE[text]
+        board = state.boards[seat]
+        on, roll, action = board.dice, board.roll, SKULL
+        for d in dice:
+            face = roll[d]
+            if on[d] is not None or face is None:
+                break
+            if face != SKULL:
+                if action == SKULL:
+                    action = face
+                elif face != action:
+                    break
+        else:
+            if dice and (action == SKULL or len(dice) <= board.room(action)):
+                return seat, "select", text, dice
+        return seat, "select", text, _PARSERS["select"](state, seat, text)
+    exact = _EXACT.get(text) if type(text) is str else None
+    if exact is not None and exact[0] in owed_by(state, seat) and _plainly_legal(state, seat, *exact):
+        # a canonical skull, bonus, fleet, crew or hunt choice, owed and legal: what the
+        # steps below would return (anything else goes through them, refusals included)
+        return seat, exact[0], text, exact[1]
     if not isinstance(text, str) or not text.strip():
         raise InvalidChoice("empty choice; send the choice text, e.g. B,C or fleet:go")
     owed = owed_by(state, seat)
@@ -153,6 +181,14 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
     return seat, kind, canonical, parsed
 
 
+# canonical choice texts that name no player -> (kind, parsed value), as _PARSERS reads them
+_EXACT = {
+    **{f"{kind}:{word}": (kind, word) for kind in ("fleet", "crew", "hunt") for word in ("go", "forfeit")},
+    **{f"skull:{name}": ("skull", action) for action, name in enumerate(ACTIONS)},
+    **{f"bonus:{how}:{name}": ("bonus", (how, action)) for how in ("new", "flip") for action, name in enumerate(ACTIONS)},
+}
+
+
 def _plainly_legal(state: State, seat: int, kind: str, parsed) -> bool:
     """Whether a parsed choice is among ``options_for`` (True only if it is: False sends it
     on to the full check, which lists the options in its refusal)."""
@@ -198,9 +234,10 @@ def apply(state: State, player: str, text: str, rng) -> State:
             _place_selection(s, seat, board, parsed)
             _clear_roll(board)
         else:
-            s.sealed = {**s.sealed, str(seat): canonical}  # shared with the old state: replaced
-            if len(s.sealed) == len(s.rolling):
-                _resolve_step(s, rng)
+            sealed = s.sealed = {**s.sealed, str(seat): canonical}  # shared with the old state: replaced
+            if len(sealed) < len(s.rolling):
+                return s  # the step stays open: _advance would return at once
+            _resolve_step(s, rng)
     elif kind == "skull":
         s.skull_queue.pop(0)
         board = s.board(seat)
@@ -232,7 +269,7 @@ def _advance(s: State, rng) -> None:
                     # is down would let its owner use what nobody else knew at the time
                     return
             for b in boards:
-                if None in b.dice and b.unassigned():
+                if _free(b):
                     _open_step(s, rng)
                     return
             _enter_actions(s)

@@ -7,7 +7,7 @@ and depend only on public information and the player's own secrets.
 from __future__ import annotations
 
 from .choices import format_dice, format_order
-from .model import ACTIONS, BOARD, COLOURS, RAID, SKULL, State, capacity
+from .model import ACTIONS, BOARD, CAPACITY, COLOURS, DICE_ROOM, RAID, SKULL, State, capacity
 
 # Default preference for chests: purple scores double; white is wild in Tortuga.
 CHEST_RANK = {"purple": 0, "white": 1, "red": 2, "blue": 3, "yellow": 4}
@@ -83,29 +83,39 @@ def _by_face(board) -> list[int]:
 def legal_selections(board) -> list[tuple[int, ...]]:
     """Every legal selection, smallest first, then in letter order: any set of skulls, or
     dice of one action with any skulls, as many as that action has room for."""
-    masks = _by_face(board)
+    masks = [0, 0, 0, 0, 0, 0]  # _by_face, written out
+    roll, on = board.roll, board.dice
+    for d in (0, 1, 2, 3, 4):
+        face = roll[d]
+        if face is not None and on[d] is None:
+            masks[face] |= 1 << d
     skulls = masks[SKULL]
-    found = list(_SUBMASKS[skulls])
-    for action in range(5):
+    found = list(_SUBRANKS[skulls])  # selections as their places in the listed order
+    for action in (0, 1, 2, 3, 4):
         own = masks[action]
         if own:
-            room = board.room(action)
-            if room:
-                found += _with_action(own, skulls, room)
-    found.sort(key=_RANK.__getitem__)
-    return list(map(_DICE_OF.__getitem__, found))
+            used = on.count(action)  # board.room(action), written out
+            limit = DICE_ROOM if action < BOARD else CAPACITY[board.boat if action == BOARD else board.pirate]
+            if used < limit:
+                found += _WITH_ACTION.get((own, skulls, limit - used)) or _with_action(own, skulls, limit - used)
+    if len(found) > 1:
+        found.sort()
+    return list(map(_DICE_AT.__getitem__, found))
 
 
+_BY_RANK = sorted(range(1, 32), key=_RANK.__getitem__)  # the mask at each place
+_DICE_AT = tuple(_DICE_OF[m] for m in _BY_RANK)  # the dice at each place
+_SUBRANKS = tuple(tuple(sorted(_RANK[m] for m in _SUBMASKS[pool])) for pool in range(32))
 _WITH_ACTION: dict[tuple[int, int, int], tuple[int, ...]] = {}  # at most 32 * 32 * 5 entries
 
 
 def _with_action(own: int, skulls: int, room: int) -> tuple[int, ...]:
     """The selections of an action's dice ``own`` (a mask) with any of ``skulls``, at
-    least one of its own and at most ``room`` dice in all."""
+    least one of its own and at most ``room`` dice in all (as places in the listed order)."""
     key = (own, skulls, room)
     found = _WITH_ACTION.get(key)
     if found is None:
-        found = _WITH_ACTION[key] = tuple(m for m in _SUBMASKS[own | skulls]
+        found = _WITH_ACTION[key] = tuple(_RANK[m] for m in _SUBMASKS[own | skulls]
                                           if m & own and len(_DICE_OF[m]) <= room)
     return found
 
@@ -120,30 +130,42 @@ def default_select(state: State, seat: int) -> str:
     the room); the largest total wins, ties to the earlier action. Skulls stay in hand
     unless nothing else fits; then one skull (the earliest letter) is selected."""
     board = state.boards[seat]
-    faces = state.faces
-    by_face: list[list[int]] = [[], [], [], [], [], []]
-    roll, on = board.roll, board.dice
-    for d in range(5):
-        face = roll[d]
-        if face is not None and on[d] is None:
-            by_face[face].append(d)
-    best, best_total = None, 0
+    masks = _by_face(board)
+    best = _best_fits(state.faces)
+    text, best_total = None, 0
     for action in range(5):
-        dice = by_face[action]
-        if not dice:
-            continue
-        room = board.room(action)
-        if not room:
-            continue
-        if len(dice) > 1:
-            dice.sort(key=lambda d: (-faces[d][action], d))
-        chosen = dice[:room]
-        total = sum(faces[d][action] for d in chosen)
-        if total > best_total:
-            best, best_total = chosen, total
-    if best is None:
-        best = by_face[SKULL][:1]
-    return format_dice(best)
+        own = masks[action]
+        if own:
+            room = board.room(action)
+            if room:
+                fit, total = best[action, own, room]
+                if total > best_total:
+                    text, best_total = fit, total
+    if text is None:
+        skulls = masks[SKULL]
+        return format_dice((_DICE_OF[skulls & -skulls][0],) if skulls else ())
+    return text
+
+
+_BEST_FITS: dict[tuple, dict] = {}  # per face table: (action, dice mask, room) -> (text, total)
+
+
+def _best_fits(faces) -> dict:
+    """For one face table, every (action, mask of its dice, room) and the dice
+    ``default_select`` takes there: the highest values first (ties to the earlier letter),
+    up to the room, as canonical text and their total."""
+    table = _BEST_FITS.get(faces)
+    if table is None:
+        if len(_BEST_FITS) >= 8:  # face tables are few (one a game, nearly always the default): bounded
+            _BEST_FITS.clear()
+        table = _BEST_FITS[faces] = {}
+        for action in range(5):
+            for own in range(1, 32):
+                ranked = sorted(_DICE_OF[own], key=lambda d: (-faces[d][action], d))
+                for room in range(1, 6):
+                    chosen = ranked[:room]
+                    table[action, own, room] = format_dice(sorted(chosen)), sum(faces[d][action] for d in chosen)
+    return table
 
 
 def skull_options(state: State, seat: int) -> list[str]:
@@ -154,9 +176,22 @@ def skull_options(state: State, seat: int) -> list[str]:
 
 def bonus_options(state: State, seat: int) -> list[str]:
     board = state.boards[seat]
-    new = [f"bonus:new:{ACTIONS[a]}" for a in range(5) if board.bonus[a] == 0] if state.bonus_supply else []
-    flip = [f"bonus:flip:{ACTIONS[a]}" for a in range(5) if board.bonus[a] == 1]
-    return new + flip
+    return list(_bonus_texts(tuple(board.bonus), state.bonus_supply > 0))
+
+
+_BONUS_TEXTS: dict[tuple, tuple[str, ...]] = {}  # (bonus per action, supply left) -> options
+
+
+def _bonus_texts(bonus: tuple, supply: bool) -> tuple[str, ...]:
+    """Bonus choices for a board's tiles: new on each free space (while the supply lasts),
+    then flip each 1; at most 3**5 * 2 entries."""
+    key = (bonus, supply)
+    texts = _BONUS_TEXTS.get(key)
+    if texts is None:
+        new = [f"bonus:new:{ACTIONS[a]}" for a in range(5) if bonus[a] == 0] if supply else []
+        flip = [f"bonus:flip:{ACTIONS[a]}" for a in range(5) if bonus[a] == 1]
+        texts = _BONUS_TEXTS[key] = tuple(new + flip)
+    return texts
 
 
 def target_options(state: State, seat: int, action: int, position: int) -> list[str]:
@@ -224,11 +259,19 @@ def order_options(state: State, seat: int, cap: int = 50) -> list[str] | None:
     """All distinct orderings as choice strings, or None when there are more than ``cap``."""
     board = state.boards[seat]
     kf, kc = order_limits(state, seat)
-    fleets = _arrangements(board.crew, kf, cap)
-    crews = _arrangements(board.island, kc, cap)
-    if len(fleets) * len(crews) > cap:
-        return None
-    return [format_order(f, c) for f in fleets for c in crews]
+    key = (tuple(board.crew), tuple(board.island), kf, kc, cap)
+    found = _ORDERS.get(key, False)
+    if found is False:
+        if len(_ORDERS) >= 4096:  # the chests a player holds repeat: keep the table bounded
+            _ORDERS.clear()
+        fleets = _arrangements(board.crew, kf, cap)
+        crews = _arrangements(board.island, kc, cap)
+        found = _ORDERS[key] = (None if len(fleets) * len(crews) > cap
+                                else tuple(format_order(f, c) for f in fleets for c in crews))
+    return None if found is None else list(found)
+
+
+_ORDERS: dict[tuple, tuple[str, ...] | None] = {}  # (crew, island, kf, kc, cap) -> order_options
 
 
 def default_order(state: State, seat: int) -> str:

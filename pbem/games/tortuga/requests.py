@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import legal
-from .model import ACTIONS, BOARD, CREW, FLEET, HUNT, RAID, State
+from .model import _CLOCKWISE, ACTIONS, BOARD, CREW, FLEET, HUNT, RAID, State
 
 FCH = (FLEET, CREW, HUNT)
 
@@ -11,25 +11,33 @@ FCH = (FLEET, CREW, HUNT)
 def open_requests(state: State) -> list[tuple[int, str, bool]]:
     """(seat, kind, sealed) for every request open now, in seat order from the start player."""
     s = state
-    out = []
-    if s.phase == "roll":
-        order = s.clockwise()
-        if s.rolling:
-            rolling, sealed = s.rolling, s.sealed
-            out = [(seat, "select", True) for seat in order if seat in rolling and str(seat) not in sealed]
+    phase = s.phase
+    if phase == "roll":
+        order = _CLOCKWISE[len(s.players)][s.start]
+        rolling = s.rolling
+        if rolling:
+            sealed = s.sealed
+            out = [(seat, "select", True) for seat in order if seat in rolling and _KEY[seat] not in sealed]
         elif s.skull_queue:
-            out.append((s.skull_queue[0], "skull", False))
+            out = [(s.skull_queue[0], "skull", False)]
+        else:
+            out = []
         if s.open_select:
             out += [(seat, "select", False) for seat in s.open_select]
         boards = s.boards
         for seat in order:
             if boards[seat].bonus_owed:
                 out.append((seat, "bonus", False))
-    elif s.phase == "actions":
-        out += [(seat, kind, False) for seat, kind, _key in _stage_requests(s)]
-    elif s.phase == "move":
-        out += [(seat, "order", False) for seat in s.clockwise() if str(seat) not in s.orders]
-    return out
+        return out
+    if phase == "actions":
+        return [(seat, kind, False) for seat, kind, _key in _stage_requests(s)]
+    if phase == "move":
+        orders = s.orders
+        return [(seat, "order", False) for seat in _CLOCKWISE[len(s.players)][s.start] if _KEY[seat] not in orders]
+    return []
+
+
+_KEY = tuple(str(seat) for seat in range(64))  # a seat as the key of sealed and orders
 
 
 def owed_by(state: State, seat: int) -> dict[str, bool]:

@@ -8,14 +8,36 @@ from .model import ACTIONS, FACE_NAMES, LETTERS, SKULL, Board, State
 from .pool import label_name
 
 
+_FORMATTED = syn._FORMATTED  # sorted dice tuple -> canonical text
+
+
+def _free(board: Board) -> list[int]:
+    """``board.unassigned()``, written out (every roll step asks it of every board)."""
+    dice = board.dice
+    if None not in dice:
+        return []
+    held = board.held
+    if held:
+        return [d for d in (0, 1, 2, 3, 4) if dice[d] is None and d not in held]
+    return [d for d in (0, 1, 2, 3, 4) if dice[d] is None]
+
+
 def _open_step(s: State, rng) -> None:
     s.step += 1
     boards, players = s.boards, s.players
-    rolling = s.rolling = [seat for seat in range(len(boards)) if boards[seat].unassigned()]
-    s.sealed = {}
     head = f"r{s.round}/roll{s.step}/"
-    for seat in rolling:
-        _roll(s, s.board(seat), head + label_name(players[seat]), rng)
+    below = rng.below
+    rolling = []
+    for seat in range(len(boards)):
+        free = _free(boards[seat])
+        if free:
+            rolling.append(seat)
+            board = s.board(seat)
+            roll, label = board.roll, head + label_name(players[seat]) + "/"
+            for d in free:  # die d's label is the player's and its letter
+                roll[d] = below(label + LETTERS[d], 6)
+    s.rolling = rolling
+    s.sealed = {}
     s.effects.append({"type": "step", "round": s.round, "step": s.step,
                       "players": [players[i] for i in rolling]})
 
@@ -23,50 +45,70 @@ def _open_step(s: State, rng) -> None:
 def _roll(s: State, board: Board, label: str, rng) -> None:
     """Roll the board's unplaced dice: die d's label is ``label/`` and its letter."""
     roll, below, label = board.roll, rng.below, label + "/"
-    for d in board.unassigned():
+    for d in _free(board):
         roll[d] = below(label + LETTERS[d], 6)
 
 
 def _roll_text(board: Board) -> dict:
     roll = board.roll
-    return {LETTERS[d]: FACE_NAMES[roll[d]] for d in range(5) if roll[d] is not None}
+    return {LETTERS[d]: FACE_NAMES[roll[d]] for d in (0, 1, 2, 3, 4) if roll[d] is not None}
 
 
 def _resolve_step(s: State, rng) -> None:
-    rolled = set(s.rolling)
+    rolled, sealed, players, effects = s.rolling, s.sealed, s.players, s.effects
+    boards, owned = s.boards, s._owned
     for seat in s.clockwise():
         if seat not in rolled:
             continue
-        board = s.board(seat)
-        dice = syn.parse_dice(s.sealed[str(seat)])
-        s.effects.append({"type": "reveal", "player": s.players[seat], "roll": _roll_text(board),
-                          "selected": syn.format_dice(dice)})
+        if seat in owned:  # s.board(seat), written out
+            board = boards[seat]
+        else:
+            board = boards[seat] = boards[seat].copy()
+            owned.add(seat)
+        dice = syn.parse_dice(sealed[str(seat)])
+        text = _FORMATTED[dice]
+        roll = board.roll
+        effects.append({"type": "reveal", "player": players[seat],
+                        "roll": {LETTERS[d]: FACE_NAMES[roll[d]] for d in (0, 1, 2, 3, 4) if roll[d] is not None},
+                        "selected": text})
         if dice:
-            _place_selection(s, seat, board, dice)
-            _clear_roll(board)
+            _place_selection(s, seat, board, dice, text)
+            board.roll = [None] * 5
         else:
             _forced_reroll(s, seat, board, rng)
-    boards = s.boards
     for seat in s.clockwise():
-        if seat not in rolled and not boards[seat].unassigned():
+        if seat not in rolled and not _free(boards[seat]):
             self_board = s.board(seat)
             self_board.bonus_owed += 1
-            s.effects.append({"type": "bonus_award", "player": s.players[seat]})
+            effects.append({"type": "bonus_award", "player": players[seat]})
             _settle_bonus(s, seat)
     s.rolling = []
     s.sealed = {}
 
 
-def _place_selection(s: State, seat: int, board: Board, dice) -> None:
-    action = legal.selection_action(board, dice)
+def _place_selection(s: State, seat: int, board: Board, dice, text: str | None = None) -> None:
+    """Place a selection (``dice`` a sorted tuple, ``text`` its canonical form if known)."""
+    roll, action = board.roll, SKULL  # legal.selection_action, written out
+    for d in dice:
+        face = roll[d]
+        if face != SKULL:
+            if action == SKULL:
+                action = face
+            elif face != action:
+                action = None
+                break
     if action == SKULL:
         board.held = list(dice)
         order = s.clockwise()
         s.skull_queue.append(seat)
         s.skull_queue.sort(key=order.index)
-        s.effects.append({"type": "held", "player": s.players[seat], "dice": syn.format_dice(dice)})
+        s.effects.append({"type": "held", "player": s.players[seat], "dice": text or syn.format_dice(dice)})
     else:
-        _assign(s, seat, board, dice, action, "select")
+        on = board.dice
+        for d in dice:
+            on[d] = action
+        s.effects.append({"type": "assign", "player": s.players[seat], "dice": text or syn.format_dice(dice),
+                          "action": ACTIONS[action], "how": "select"})
 
 
 def _assign(s, seat, board, dice, action, how) -> None:
