@@ -173,3 +173,18 @@ def test_the_memo_is_dropped_when_the_store_forgets(game):
         assert store.memo
         store._forget()
         assert store.memo == {}
+
+
+def test_receipts_from_the_events_handed_over_are_those_read_from_the_log(game):
+    """The answer's receipts, made from the events and head one_mail hands over, are the
+    ones ``issue`` makes reading the log itself (Ed25519 is deterministic)."""
+    from pbem.protocol.receipts import issue
+    select = game.session().rules.default(game.session().state, "ani", "select")
+    before = game.store.head("g1")[0]
+    result = game.send("ani", f"password {game.passwords['ani']}\nseal {select}")
+    assert result.outcome == "applied"
+    read = issue(game.store, "g1", before, {"ani"})
+    assert read and read == issue(game.store, "g1", before, {"ani"}, events=game.store.events("g1", after=before),
+                                  head=game.store.head("g1"))
+    answer = [r for r in game.outbox(rendered=False) if r["kind"] == "answer"][-1]["body_text"]
+    assert read[0].strip() in answer
