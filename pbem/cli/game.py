@@ -346,18 +346,21 @@ def _name_rounds(report: dict) -> dict:
 def _cached_status(store, game: str):
     """The report cached with the snapshot at the head (checked by audit): this path
     needs neither the rules nor a replay, so status answers at once. None when there is
-    no usable snapshot at the head: the caller replays (and reports any damage)."""
-    from ..protocol.snapshot import UnreadableSnapshot, read_snapshot
+    no usable snapshot at the head, or the newest full snapshot before a light one at the
+    head fails its digest: the caller replays (and reports any damage)."""
+    from ..protocol.snapshot import UnreadableSnapshot, light_status, read_snapshot
     snapshot = store.snapshot(game)
     if snapshot is None or snapshot.problem is not None or snapshot.seq != store.head(game)[0]:
         return None
     try:
+        if not snapshot.full:
+            full = store.snapshot(game, full=True)
+            return None if full is not None and full.problem is not None else light_status(snapshot.text)
         data = read_snapshot(snapshot.text)
     except UnreadableSnapshot:
         return None
-    report = data.get("status") if data is not None else None
+    report = data.get("status") if data is not None and "light" not in data else None
     return report if isinstance(report, dict) else None
-
 
 
 @handled

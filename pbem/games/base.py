@@ -9,6 +9,9 @@ JSON-serialisable state. The protocol layer knows nothing else about a game.
     apply(state, player, choice, rng)   -> state           a new state; the old one unchanged
     default(state, player, kind)        -> str             the documented NMR default
     view(state, player | None)          -> dict            exactly what that viewer may see
+    headline(state)                     -> dict            optional: round, step, phase and
+                                                           start_player as view(state, None)
+                                                           gives them (see ``headline``)
     result(state)                       -> dict | None     scores once the game is over
     to_json(state) / from_json(data)                       lossless round-trip
 
@@ -105,3 +108,16 @@ class Request:
 
 
 MAX_OPTIONS = 50
+
+
+def headline(rules, state) -> dict:
+    """Where a game stands, for the status report: ``round``, ``step``, ``phase`` and
+    ``start_player`` of the public view (round and step default to the state's, the start
+    player to None). A game may offer ``headline(state)`` giving exactly these, cheaper than
+    its whole view: the status report is made at every write."""
+    own = getattr(rules, "headline", None)
+    if own is not None:
+        return own(state)
+    view = rules.view(state, None)
+    return {"round": view.get("round", state.round), "step": view.get("step", state.step),
+            "phase": view["phase"], "start_player": view.get("start_player")}

@@ -22,9 +22,10 @@ from .commit import make_commitment, new_salt, parse_salt
 from .discretion import default_marks
 from .errors import AuditFailure, Damaged, Refused, UnknownGame
 from .repeats import Log, decision_fits_now, find as find_repeat, same_choice
+from .reports import status as status_report
 from .rng import RandomSource
 from .session import Session, client_seed_body, signed_body
-from .snapshot import head_columns, read_snapshot
+from .snapshot import SNAPSHOT_VERSION, head_columns, read_snapshot
 from .times import now_utc  # noqa: F401 - callers take the clock from here
 from .token import make_token, read_token
 
@@ -115,17 +116,28 @@ def _server_seed(store, game_id: str) -> bytes | None:
 
 
 def _from_snapshot(store, game_id: str, seed: bytes) -> Session | None:
-    """The state from the newest snapshot, brought forward to the head; None when there is
-    none of this version (the caller replays the log)."""
+    """The state from the newest full snapshot, brought forward to the head (at most
+    ``FULL_SNAPSHOT_EVERY`` events); None when there is none of this version (the caller
+    replays the log). The newest snapshot, when it is a light one after it, is checked as
+    well: nothing is built on a game whose cache was changed."""
     snapshot = store.snapshot(game_id)
     if snapshot is None:
         return None
     if snapshot.problem is not None:
         raise Damaged(game_id, *snapshot.problem)
+    if not snapshot.full:
+        _light_status(game_id, snapshot)
+        snapshot = store.snapshot(game_id, full=True)
+        if snapshot is None:
+            return None
+        if snapshot.problem is not None:
+            raise Damaged(game_id, *snapshot.problem)
     try:
         data = read_snapshot(snapshot.text)
         if data is None:
             return None
+        if "light" in data:
+            raise ValueError("it is marked as a full snapshot but holds only a status report")
         session = Session.from_json(data, seed, held_source(store, game_id))
     except Exception as exc:  # any shape the cache should not have: it cannot be used
         reason = f"field {exc.args[0]!r} missing" if isinstance(exc, KeyError) else str(exc) or type(exc).__name__
@@ -138,6 +150,16 @@ def _from_snapshot(store, game_id: str, seed: bytes) -> Session | None:
         except Refused as exc:
             raise Damaged(game_id, ev.seq, str(exc)) from None
     return session
+
+
+def _light_status(game_id: str, snapshot) -> dict | None:
+    """The status report of a light snapshot (None: another layout version); ``Damaged``
+    when its text is not one."""
+    from .snapshot import UnreadableSnapshot, light_status
+    try:
+        return light_status(snapshot.text)
+    except UnreadableSnapshot as exc:
+        raise Damaged(game_id, snapshot.seq, f"the cached snapshot cannot be read: {exc}") from None
 
 
 # ---------------------------------------------------------------------- writing
@@ -165,15 +187,23 @@ def _write(store, game_id: str, build, at: str | None = None) -> Session:
     return session
 
 
+FULL_SNAPSHOT_EVERY = 8  # the whole state is cached at least every 8 events, the status at each
+
+
 def _snapshot(store, session: Session) -> None:
-    """Cache the replayed state at the head, with the public status report, so that
-    ``status`` can answer without loading the rules (``audit`` checks both)."""
+    """Cache the public status report at the head, so that ``status`` can answer without
+    loading the rules, and, every ``FULL_SNAPSHOT_EVERY`` events, the whole replayed state
+    with it, so that a game is loaded from it and at most that many events (``audit``
+    checks both kinds)."""
     if session.seed is not None:
-        head = store.checked_head(session.game_id) or store.head(session.game_id)
-        data = snapshot_data(session, head)
-        store.put_snapshot(session.game_id, session.seq, json.dumps(data, separators=(",", ":")),
+        game_id, seq = session.game_id, session.seq
+        head = store.checked_head(game_id) or store.head(game_id)
+        last_full = store.full_snapshot_seq(game_id)
+        full = last_full is None or last_full == seq or seq - last_full >= FULL_SNAPSHOT_EVERY
+        data = snapshot_data(session, head, full)
+        store.put_snapshot(game_id, seq, json.dumps(data, separators=(",", ":")),
                            round=session.state.round if session.state is not None else None,
-                           head=head_columns(data["status"]), at_head=head)
+                           head=head_columns(data["status"]), at_head=head, full=full)
 
 
 def _snapshot_at_commit(store, session: Session) -> None:
@@ -200,10 +230,10 @@ def _write_due_snapshots(store) -> None:
         _snapshot(store, session)
 
 
-def snapshot_data(session: Session, head: tuple[int, str]) -> dict:
-    from .reports import status
-    data = session.to_json()
-    data["status"] = status(session, head)
+def snapshot_data(session: Session, head: tuple[int, str], full: bool = True) -> dict:
+    """What a snapshot at ``head`` holds: the session's state (``full``) and the status."""
+    data = session.to_json() if full else {"v": SNAPSHOT_VERSION, "light": True}
+    data["status"] = status_report(session, head)
     return data
 
 
@@ -212,7 +242,7 @@ def _emit(store, session: Session, events, at: str | None) -> None:
     for kind, data in events:
         stamp = max(at or now_utc(), session.last_at)  # a clock set back never reorders the log
         session.apply_event(kind, data, stamp)
-        store.append(session.game_id, kind, data, at=stamp)
+        store.append(session.game_id, kind, data, at=stamp, read_back=False)
 
 
 def _follow_ups(store, session: Session):

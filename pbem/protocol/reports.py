@@ -1,12 +1,13 @@
 """What ``status`` and ``private`` report: plain dicts (the ``--json`` contracts).
 
-Public reports go through the game's ``view(state, None)``; a player's through
-``view(state, player)``. Nothing else of the state leaves this module.
+Public reports go through the game's ``view(state, None)`` (the status report through its
+few fields, ``pbem.games.base.headline``); a player's through ``view(state, player)``.
+Nothing else of the state leaves this module.
 """
 
 from __future__ import annotations
 
-from .commands import context_token
+from ..games.base import headline
 from .session import Session
 
 
@@ -54,10 +55,7 @@ def status(session: Session, head: tuple[int, str]) -> dict:
     if session.paused:
         report["paused"] = dict(session.paused)
     if session.state is not None:
-        view = session.rules.view(session.state, None)
-        report.update(round=view.get("round", session.state.round), step=view.get("step", session.state.step),
-                      phase=view["phase"],
-                      start_player=view.get("start_player"), waiting=waiting(session))
+        report.update(headline(session.rules, session.state), waiting=waiting(session))
         if session.sealed is not None:
             report["sealed_step"] = {
                 "round": session.sealed.round, "step": session.sealed.step,
@@ -105,6 +103,7 @@ def private(session: Session, player: str) -> dict:
                     entry["held"] = mine.get("applied", mine["choice"])
         report["requests"].append(entry)
     if report["requests"]:
+        from .commands import context_token  # (commands reads status from here)
         # one token: to seal offline while a sealed request is open, else to sign a decision
         report["context"] = context_token(session, player)
         report["context_kind"] = "seal" if any(r["sealed"] for r in report["requests"]) else "decide"

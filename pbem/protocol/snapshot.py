@@ -1,4 +1,5 @@
-"""A snapshot: the replayed state of a game at an event, cached with the status report.
+"""A snapshot: the replayed state of a game at an event, cached with the status report
+(a full snapshot), or the status report alone (a light one, ``"light": true``).
 
 It is only a cache (``audit`` compares it with a fresh replay), so a snapshot of another
 layout version is never read: the state is rebuilt from the events instead. This module
@@ -25,6 +26,18 @@ def read_snapshot(text: str) -> dict | None:
     if not isinstance(data, dict):
         raise UnreadableSnapshot(f"it is a JSON {type(data).__name__}, not an object")
     return data if data.get("v") == SNAPSHOT_VERSION else None
+
+
+def light_status(text: str) -> dict | None:
+    """The status report of a light snapshot's text (one that holds only the status at its
+    event, ``{"v": 2, "light": true, "status": {...}}``); None when it has another version.
+    ``UnreadableSnapshot`` when the text is not a light snapshot."""
+    data = read_snapshot(text)
+    if data is None:
+        return None
+    if set(data) != {"v", "light", "status"} or data["light"] is not True or not isinstance(data["status"], dict):
+        raise UnreadableSnapshot("it is marked as a light snapshot but holds more or less than a status report")
+    return data["status"]
 
 
 def listing(finished, started, waiting, word: str, round, phase, overdue=()) -> str:

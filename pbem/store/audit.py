@@ -127,24 +127,29 @@ def _audit_store_rows(store, game: str, rows: list[dict], seed, published) -> di
 class _SnapshotCheck:
     """Called after every replayed event: keeps the expected snapshot at each event a
     snapshot was taken after, then tells the first snapshot that differs (or cannot be
-    read, or fails its own digest)."""
+    read, or fails its own digest). A full snapshot must equal the replayed state and
+    status report; a light one, the status report alone."""
 
     def __init__(self, snapshots: list, rows: list[dict], head_row: tuple | None = None):
-        from ..protocol.snapshot import UnreadableSnapshot, read_snapshot
+        from ..protocol.snapshot import UnreadableSnapshot, light_status, read_snapshot
         self.rows = rows
         self.problems: dict[int, str] = {}
         self.cached: dict[int, dict] = {}
+        self.full: dict[int, bool] = {}
         for snap in snapshots:
             if snap.problem is not None:
                 self.problems.setdefault(snap.problem[0], snap.problem[1])
                 continue
             try:
                 data = read_snapshot(snap.text)
+                if data is not None and not snap.full:
+                    light_status(snap.text)  # holds the status report and nothing else
             except UnreadableSnapshot as exc:
                 self.problems[snap.seq] = f"the cached snapshot cannot be read: {exc}"
                 continue
             if data is not None:  # another layout version is never read: nothing to compare
                 self.cached[snap.seq] = data
+                self.full[snap.seq] = snap.full
         self.wanted = set(self.cached)
         self.differs: list[int] = []
         # the game's head row (game_heads) caches a few fields of the status at the head
@@ -158,7 +163,8 @@ class _SnapshotCheck:
             return
         import json
         from ..protocol.commands import snapshot_data
-        expected = snapshot_data(session, (seq, self.rows[seq - 1]["hash"]) if seq else (0, ""))
+        expected = snapshot_data(session, (seq, self.rows[seq - 1]["hash"]) if seq else (0, ""),
+                                 full=self.full.get(seq, False))
         if seq in self.cached and self.cached[seq] != json.loads(json.dumps(expected)):
             self.differs.append(seq)
         if self.head_row is not None and seq == self.head_row[0]:

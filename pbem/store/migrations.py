@@ -349,6 +349,15 @@ def m021_game_listing(db: Database) -> None:
         db.execute("UPDATE game_heads SET listing = ? WHERE game = ?", [text, game])
 
 
+def m022_light_snapshots(db: Database) -> None:
+    # A light snapshot holds only the status report at its event (what 'pbem status' and the
+    # head row need); a full one holds the whole replayed state as well. pbem writes the
+    # status at every event and the state every few events (pbem.protocol.commands): a
+    # game is loaded from its newest full snapshot and the events after it. Every snapshot
+    # written before this migration is full.
+    db.execute("ALTER TABLE snapshots ADD COLUMN full INTEGER NOT NULL DEFAULT 1")
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -368,6 +377,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m017_game_heads,
     m018_outbox_held,  # after m021 on a database main migrated first: they touch different tables
     m021_game_listing,
+    m022_light_snapshots,
 ]
 
 

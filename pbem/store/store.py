@@ -24,7 +24,7 @@ from pbem.text import quote
 
 from .errors import StoreError
 from .event import AT_PATTERN, HASHED_FIELDS, Event, utc_now
-from .faults import maybe_crash
+from .faults import armed, maybe_crash
 from .migrations import is_current, migrate
 
 DEFAULT_BUSY_TIMEOUT_MS = 15000
@@ -32,12 +32,14 @@ SNAPSHOT_TAG = b"pbem-snapshot-v1"
 
 
 class Snapshot(NamedTuple):
-    """The newest cached state of a game, checked against the log. ``problem`` is None when
-    it can be trusted, else ``(seq, reason)``: the first bad event and what is wrong."""
+    """A cached state of a game, checked against the log. ``problem`` is None when it can be
+    trusted, else ``(seq, reason)``: the first bad event and what is wrong. ``full``: it
+    holds the whole replayed state; a light one holds only the status report at its event."""
 
     seq: int
     text: str
     problem: tuple[int, str] | None
+    full: bool = True
 
 
 class Store:
@@ -74,6 +76,7 @@ class Store:
         self.conn = conn
         self._db = None
         self._in_transaction = False
+        self._faults = False  # a fault point is set (pbem.store.faults), read at each BEGIN
         self._checked: dict[str, tuple[int, str]] = {}  # games damage() passed (see _marker)
         # game -> its protocol state at the head (pbem.protocol.commands.load): kept across our
         # own transactions while nobody else writes, like _checked (see _marker)
@@ -88,6 +91,9 @@ class Store:
         self.on_commit: list = []
         self.before_commit: list = []  # run inside the transaction, just before it commits
         self.snapshots_due: dict = {}  # game -> session, written before commit (protocol.commands)
+        # what another layer keeps for one unit of its work (the email judge: one message's
+        # moment, pbem.mail.moment); dropped with the rest whenever the store forgets (_forget)
+        self.memo: dict = {}
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             _enable_wal(conn, busy_timeout_ms)
@@ -140,6 +146,7 @@ class Store:
                 ) from exc
             raise self._write_error(exc) from exc
         self._in_transaction = True
+        self._faults = faults = armed()  # read once: a fault point is set for a whole process
         self._watch()
         marker = self._marker()
         if marker != self._after_commit:
@@ -149,7 +156,8 @@ class Store:
             yield self
             while self.before_commit:  # a callback may add another
                 self.before_commit.pop(0)()
-            maybe_crash("commit:before")
+            if faults:
+                maybe_crash("commit:before")
             self.conn.execute("COMMIT")
             committed = True
         except BaseException as exc:
@@ -169,7 +177,8 @@ class Store:
             self._after_commit = marker if committed else None
             if not committed:
                 self._forget()
-        maybe_crash("commit:after")
+        if faults:
+            maybe_crash("commit:after")
         if committed:
             callbacks, self.on_commit = self.on_commit, []
             for callback in callbacks:
@@ -223,17 +232,17 @@ class Store:
         """Drop what the store keeps about games (it is read again from the file)."""
         self._checked.clear()
         self.sessions.clear()
+        self.memo.clear()
 
-    @contextlib.contextmanager
-    def atomic(self) -> Iterator[Store]:
+    def atomic(self):
         """All of the block or none of it: a transaction of its own, or, inside an open
         one, a savepoint that commits with it. The email judge applies each command of a
         message this way: a refused command rolls back alone, and the message's answer
         and record commit with the commands that succeeded, in one transaction."""
-        if not self._in_transaction:
-            with self.transaction():
-                yield self
-            return
+        return self._savepoint() if self._in_transaction else self.transaction()
+
+    @contextlib.contextmanager
+    def _savepoint(self) -> Iterator[Store]:
         self._savepoints = getattr(self, "_savepoints", 0) + 1
         name = f"pbem_{self._savepoints}"
         self.conn.execute(f"SAVEPOINT {name}")
@@ -267,8 +276,10 @@ class Store:
 
     # -- events -------------------------------------------------------------------------
 
-    def append(self, game: str, kind: str, data: dict, at: str | None = None) -> Event:
-        """Add the next event of ``game``; ``at`` defaults to now, UTC, ``YYYY-MM-DDTHH:MM:SSZ``."""
+    def append(self, game: str, kind: str, data: dict, at: str | None = None, read_back: bool = True) -> Event | None:
+        """Add the next event of ``game``; ``at`` defaults to now, UTC, ``YYYY-MM-DDTHH:MM:SSZ``.
+        Returns the stored event, its data read back from the stored text (never the caller's
+        dict); None with ``read_back=False``, for a caller that does not use it."""
         self._require_transaction("append()")
         if not isinstance(game, str) or not game:
             raise StoreError(f"game must be a non-empty string, got {game!r}")
@@ -287,23 +298,28 @@ class Store:
             body = canonical_text(event)
         except CanonicalError as exc:
             raise StoreError(f"event data has no canonical JSON form: {exc}") from exc
-        # Store what the hash covers, re-read from its canonical text, so the returned Event
-        # cannot alias (and later be changed through) the caller's dict.
         # The hash is event_hash(prev_hash, event): the same canonical text, not made twice.
-        stored = Event(**json.loads(body), prev_hash=prev_hash, hash=sha256_hex((prev_hash + body).encode()))
-        maybe_crash("append:before-insert")
+        seq, digest = last_seq + 1, sha256_hex((prev_hash + body).encode())
+        faults = self._faults
+        if faults:
+            maybe_crash("append:before-insert")
         # Plain SQL on the hot path: the judge appends hundreds of events per batch, and
         # sqlite-utils' insert inspects the table's schema on every call.
         self.conn.execute(
             "insert into events (game, seq, kind, at, body, prev_hash, hash) values (?, ?, ?, ?, ?, ?, ?)",
-            [game, stored.seq, kind, at, body, prev_hash, stored.hash],
+            [game, seq, kind, at, body, prev_hash, digest],
         )
-        maybe_crash("append:after-insert")
+        if faults:
+            maybe_crash("append:after-insert")
         if self._checked.get(game) == (last_seq, prev_hash):
             # the chain up to here passed damage() and this event was made from its
             # canonical body just now: the next check starts after it
-            self._checked[game] = (stored.seq, stored.hash)
-        return stored
+            self._checked[game] = (seq, digest)
+        if not read_back:
+            return None
+        # What the hash covers, re-read from its canonical text, so the returned Event
+        # cannot alias (and later be changed through) the caller's dict.
+        return Event(**json.loads(body), prev_hash=prev_hash, hash=digest)
 
     def _rows(self, game: str, after: int = 0, upto: int | None = None) -> list[dict]:
         if upto is None:
@@ -421,50 +437,60 @@ class Store:
 
     def put_snapshot(self, game: str, seq: int, state_text: str, round: int | None = None,
                      head: tuple[int, str | None, str] | None = None,
-                     at_head: tuple[int, str] | None = None) -> None:
+                     at_head: tuple[int, str] | None = None, full: bool = True) -> None:
         """Cache the state of ``game`` after event ``seq`` (0: before any event), with a
-        digest that binds it to that event's hash (see ``snapshot``). ``round`` is the
-        round of that state (None before play starts): older snapshots of this round or a
-        later one are dropped, and the last snapshot of each earlier round is kept, so a
-        round's summary can be replayed from just before the round began. ``head``: what
-        the game's ``game_heads`` row caches when ``seq`` is the head (finished, earliest
-        deadline owed, listing fields and text: ``pbem.protocol.snapshot.head_columns``); without it,
+        digest that binds it to that event's hash (see ``snapshot``). ``full``: the text
+        holds the whole state; a light snapshot (``full=False``) holds only the status report
+        at ``seq``, and the newest full snapshot before it is kept, to load the game from.
+        ``round`` is the round of that state (None before play starts): older snapshots of
+        this round or a later one are dropped, and the last full snapshot of each earlier
+        round is kept, so a round's summary can be replayed from just before the round began.
+        ``head``: what the game's ``game_heads`` row caches when ``seq`` is the head (finished,
+        earliest deadline owed, listing fields and text: ``pbem.protocol.snapshot.head_columns``); without it,
         a snapshot at the head leaves that row saying nothing (the game is read the long way).
         ``at_head``: ``head(game)`` as the caller has just read it in this transaction."""
         last_seq, last_hash = at_head if at_head is not None and self._in_transaction else self.head(game)
         if not 0 <= seq <= last_seq:
             raise StoreError(f"cannot snapshot {game!r} at event {seq}: the log has {last_seq}")
         digest = _snapshot_digest(game, seq, last_hash if seq == last_seq else self._hash_at(game, seq), state_text)
-        self.conn.execute(
-            "insert or replace into snapshots (game, seq, state, digest, round) values (?, ?, ?, ?, ?)",
-            [game, seq, state_text, digest, round],
+        conn = self.conn
+        conn.execute(
+            "insert or replace into snapshots (game, seq, state, digest, round, full) values (?, ?, ?, ?, ?, ?)",
+            [game, seq, state_text, digest, round, int(bool(full))],
         )
         if seq == last_seq > 0:
             finished, due, line, listing = head if head is not None else (0, None, None, None)
-            self.conn.execute(
+            conn.execute(
                 "insert into game_heads (game, seq, snap, finished, due, line, listing) values (?, ?, ?, ?, ?, ?, ?) "
                 "on conflict (game) do update set snap = excluded.snap, finished = excluded.finished, "
                 "due = excluded.due, line = excluded.line, listing = excluded.listing",
                 [game, seq, seq if head is not None else None, finished, due, line, listing])
-        # a snapshot is only a cache of the replay: keep the newest one per game, and the
-        # newest of each round before its round
-        self.conn.execute("delete from snapshots where game = ? and seq < ? and (? is null or round is null "
-                          "or round >= ?)", [game, seq, round, round])
+        # a snapshot is only a cache of the replay: keep the newest one per game, the newest
+        # full one (when the newest is light), and the newest full one of each round before
+        # its round; an older light one is never read again
+        if full:
+            conn.execute("delete from snapshots where game = ? and seq < ? and (full = 0 or ? is null "
+                         "or round is null or round >= ?)", [game, seq, round, round])
+        else:
+            conn.execute("delete from snapshots where game = ? and seq < ? and (full = 0 or ((? is null "
+                         "or round is null or round >= ?) and seq < (select max(seq) from snapshots "
+                         "where game = ? and seq < ? and full = 1)))", [game, seq, round, round, game, seq])
 
     def snapshot_before_round(self, game: str, round: int, upto: int) -> Snapshot | None:
-        """The newest snapshot taken at or before event ``upto`` in a round before ``round``,
-        checked like ``snapshot`` (a changed one has a ``problem``); None when there is none."""
+        """The newest full snapshot taken at or before event ``upto`` in a round before
+        ``round``, checked like ``snapshot`` (a changed one has a ``problem``); None when there
+        is none."""
         rows = self._query("select seq, state, digest from snapshots where game = ? and seq <= ? and round < ? "
-                           "order by seq desc limit 1", [game, upto, round])
+                           "and full = 1 order by seq desc limit 1", [game, upto, round])
         if not rows or rows[0]["digest"] is None:
             return None
         return self._checked_snapshot(game, rows[0]["seq"], rows[0]["state"], rows[0]["digest"])
 
     def all_snapshots(self, game: str) -> list[Snapshot]:
         """Every snapshot of ``game`` that carries a digest, oldest first, each checked."""
-        rows = self._query("select seq, state, digest from snapshots where game = ? and digest is not null "
-                           "order by seq", [game])
-        return [self._checked_snapshot(game, r["seq"], r["state"], r["digest"]) for r in rows]
+        rows = self.conn.execute("select seq, state, digest, full from snapshots where game = ? "
+                                 "and digest is not null order by seq", [game]).fetchall()
+        return [self._checked_snapshot(game, seq, text, digest, bool(full)) for seq, text, digest, full in rows]
 
     def latest_snapshot(self, game: str) -> tuple[int, str] | None:
         """The newest snapshot as stored, unchecked (``snapshot`` checks it)."""
@@ -476,28 +502,33 @@ class Store:
         )
         return (rows[0]["seq"], rows[0]["state"]) if rows else None
 
-    def snapshot(self, game: str) -> Snapshot | None:
-        """The newest snapshot, checked: its digest must recompute from its text and the
-        stored hash of the event it was taken after, so a snapshot changed after it was
-        written, or one that no longer belongs to the log, is reported as a ``problem``.
-        None when there is none, or only one written before snapshots carried a digest
-        (a cache: the state is rebuilt from the events)."""
-        rows = self._query(
-            "select seq, state, digest from snapshots where game = ? order by seq desc limit 1", [game]
-        )
-        if not rows or rows[0]["digest"] is None:
+    def snapshot(self, game: str, full: bool = False) -> Snapshot | None:
+        """The newest snapshot (with ``full``: the newest full one), checked: its digest must
+        recompute from its text and the stored hash of the event it was taken after, so a
+        snapshot changed after it was written, or one that no longer belongs to the log, is
+        reported as a ``problem``. None when there is none, or only one written before
+        snapshots carried a digest (a cache: the state is rebuilt from the events)."""
+        row = self.conn.execute(
+            "select seq, state, digest, full from snapshots where game = ? " + ("and full = 1 " if full else "")
+            + "order by seq desc limit 1", [game]).fetchone()
+        if row is None or row[2] is None:
             return None
-        return self._checked_snapshot(game, rows[0]["seq"], rows[0]["state"], rows[0]["digest"])
+        return self._checked_snapshot(game, row[0], row[1], row[2], bool(row[3]))
 
-    def _checked_snapshot(self, game: str, seq: int, text: str, digest: str) -> Snapshot:
+    def full_snapshot_seq(self, game: str) -> int | None:
+        """The event the newest full snapshot of ``game`` was taken after (None: none), as
+        stored, unchecked: to tell when the next one is due."""
+        return self.conn.execute("select max(seq) from snapshots where game = ? and full = 1", [game]).fetchone()[0]
+
+    def _checked_snapshot(self, game: str, seq: int, text: str, digest: str, full: bool = True) -> Snapshot:
         last, _ = self.head(game)
         if seq > last:
             return Snapshot(seq, text, (last + 1, f"missing (the log ends at event {last}, "
-                                                  f"but its snapshot was taken at event {seq})"))
+                                                  f"but its snapshot was taken at event {seq})"), full)
         if digest != _snapshot_digest(game, seq, self._hash_at(game, seq), text):
             return Snapshot(seq, text, (seq, "the cached snapshot of the state after this event "
-                                             "was changed after it was written, or belongs to other events"))
-        return Snapshot(seq, text, None)
+                                             "was changed after it was written, or belongs to other events"), full)
+        return Snapshot(seq, text, None, full)
 
     def hash_at(self, game: str, seq: int) -> str:
         """The hash of event ``seq`` (the genesis hash for 0; "" when there is none)."""

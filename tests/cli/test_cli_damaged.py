@@ -26,11 +26,21 @@ def dump(path) -> dict:
         conn.close()
 
 
-def sql(path, statement: str, params=()) -> None:
+def sql(path, statement: str, params=(), rows: int = 1) -> None:
     conn = sqlite3.connect(path)
     with conn:
-        assert conn.execute(statement, params).rowcount == 1, statement
+        assert conn.execute(statement, params).rowcount == rows, statement
     conn.close()
+
+
+def snapshot_row(path, full: bool) -> tuple[int, str]:
+    """The game's one light snapshot (at the head) or one full snapshot (the newest state
+    cached, a few events before): the fixture's game has one of each."""
+    conn = sqlite3.connect(path)
+    rows = conn.execute("select seq, state, full from snapshots order by seq").fetchall()
+    conn.close()
+    assert [r[2] for r in rows] == [1, 0], rows
+    return next((seq, state) for seq, state, kind in rows if kind == full)
 
 
 @pytest.fixture
@@ -99,21 +109,23 @@ def test_a_head_whose_hash_was_replaced(cli, game, pbem_db):
     refused_everywhere(cli, pbem_db, game, last, "hash does not match its contents")
 
 
-def test_a_flipped_snapshot(cli, game, pbem_db):
-    seq, state = sqlite3.connect(pbem_db).execute("select seq, state from snapshots").fetchone()
+@pytest.mark.parametrize("full", [True, False], ids=["full", "light"])
+def test_a_flipped_snapshot(cli, game, pbem_db, full):
+    seq, state = snapshot_row(pbem_db, full)
     at = state.index('"round":') + len('"round":')
     flipped = state[:at] + ("2" if state[at] == "1" else "1") + state[at + 1:]
-    sql(pbem_db, "update snapshots set state = ?", [flipped])
+    sql(pbem_db, "update snapshots set state = ? where seq = ?", [flipped, seq])
     refused_everywhere(cli, pbem_db, game, seq, "snapshot")
     reason = cli("status", "g").stderr  # reads do not trust it either
     assert "damaged: event" in reason and "snapshot" in reason
 
 
-def test_a_snapshot_of_other_events(cli, game, pbem_db):
+@pytest.mark.parametrize("full", [True, False], ids=["full", "light"])
+def test_a_snapshot_of_other_events(cli, game, pbem_db, full):
     """A snapshot moved to an earlier event no longer belongs to it."""
-    sql(pbem_db, "update snapshots set seq = seq - 1")
-    seq = sqlite3.connect(pbem_db).execute("select seq from snapshots").fetchone()[0]
-    refused_everywhere(cli, pbem_db, game, seq, "snapshot")
+    seq, _ = snapshot_row(pbem_db, full)
+    sql(pbem_db, "update snapshots set seq = seq - 1 where seq = ?", [seq])
+    refused_everywhere(cli, pbem_db, game, seq - 1, "snapshot")
 
 
 def test_a_replaced_server_seed(cli, game, pbem_db):
@@ -133,6 +145,6 @@ def test_a_missing_server_seed(cli, game, pbem_db):
 def test_an_old_snapshot_is_ignored_and_the_state_rebuilt(cli, game, pbem_db):
     """A snapshot written before snapshots carried a digest is a cache like any other:
     the state is rebuilt from the events and the write goes ahead."""
-    sql(pbem_db, "update snapshots set digest = null")
+    sql(pbem_db, "update snapshots set digest = null", rows=2)
     cli.ok(*game[0])
     assert cli.ok("audit", "g")

@@ -49,7 +49,7 @@ def test_a_snapshot_behind_the_head_is_brought_forward(tmp_path):
 
 def test_audit_finds_a_snapshot_that_disagrees(finished):
     assert audit.audit_store(finished, "g")["ok"]
-    seq, text = finished.latest_snapshot("g")
+    seq, text, _problem, _full = finished.snapshot("g", full=True)
     data = json.loads(text)
     data["state"]["boards"][0]["boat"] = 1 if data["state"]["boards"][0]["boat"] != 1 else 2
     finished.put_snapshot("g", seq, json.dumps(data))

@@ -49,6 +49,27 @@ def test_returned_event_does_not_alias_callers_data(store):
     assert store.events("g")[0].data == {"list": [1]}
 
 
+def test_an_event_appended_without_reading_it_back_is_stored_the_same(store):
+    """``read_back=False`` (the protocol's writes, which never use the returned Event)
+    stores the same row, hash and chain; the store's checked head moves past it too."""
+    data = [{"players": ["ani", "alex"]}, {"dice": [1, 6], "note": "ünïcode"}, {"deep": {"a": [None, True]}}]
+    with store.transaction():
+        read = [store.append("r", "tick", item, at=AT) for item in data]
+    with store.transaction():
+        assert [store.append("n", "tick", item, at=AT, read_back=False) for item in data] == [None] * 3
+    assert [e._replace(game="r", prev_hash="", hash="") for e in store.events("n")] == \
+        [e._replace(prev_hash="", hash="") for e in read]
+    rows = "select seq, kind, at, body from events where game = ? order by seq"
+    assert [tuple(r) for r in store.conn.execute(rows, ["n"])] == \
+        [(s, k, a, b.replace('"game":"r"', '"game":"n"')) for s, k, a, b in store.conn.execute(rows, ["r"])]
+    assert store.damage("n") is None and store.events("n")[-1].hash == event_hash(
+        store.events("n")[-2].hash, store.events("n")[-1].as_dict())
+    with store.transaction():
+        assert store.damage("n") is None and store.checked_head("n") == store.head("n")
+        store.append("n", "tick", {}, at=AT, read_back=False)
+        assert store.checked_head("n") == store.head("n")
+
+
 def test_two_games_interleaved_have_their_own_gapless_sequences(store):
     for n in range(5):
         with store.transaction():

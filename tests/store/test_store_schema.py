@@ -15,7 +15,7 @@ EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m00
                   "m007_deadlines", "m008_outbox_redact", "m010_mail_moments", "m010b_plain_mail",
                   "m011_snapshot_rounds", "m012_undeliverable", "m013_page_folders",
                   "m014_former_players", "m015_held_answers", "m017_game_heads",
-                  "m018_outbox_held", "m021_game_listing"]
+                  "m018_outbox_held", "m021_game_listing", "m022_light_snapshots"]
 
 
 def columns(db, table):
@@ -51,7 +51,8 @@ def test_blank_database_migrates_to_full_schema(db_path):
         assert columns(db, "secrets") == [("game", "TEXT"), ("name", "TEXT"), ("value", "TEXT")]
         assert db["secrets"].pks == ["game", "name"]
         assert columns(db, "snapshots") == [("game", "TEXT"), ("seq", "INTEGER"), ("state", "TEXT"),
-                                            ("digest", "TEXT"), ("round", "INTEGER"), ("due", "TEXT")]
+                                            ("digest", "TEXT"), ("round", "INTEGER"), ("due", "TEXT"),
+                                            ("full", "INTEGER")]
         assert db["snapshots"].pks == ["game", "seq"]
         assert columns(db, "_migrations") == [("name", "TEXT"), ("applied_at", "TEXT")]
         assert [index.columns for index in db["events"].indexes if index.origin == "c"] == [

@@ -16,7 +16,7 @@ EXAMPLES = {"sealed": "B,C", "open": "skull:raid"}  # for help texts (the email 
 MIN_PLAYERS, MAX_PLAYERS = 2, 4
 OPTIONS = {"variant": ("standard", "long")}
 
-__all__ = ["NAME", "setup", "pending", "check", "apply", "default", "view", "result",
+__all__ = ["NAME", "setup", "pending", "check", "apply", "default", "view", "headline", "result",
            "to_json", "from_json", "public_effects", "check_players", "State"]
 
 
@@ -64,6 +64,12 @@ def normalize(kind: str, text: str) -> str:
 
 def default(state: State, player: str, kind: str) -> str:
     return default_for(state, state.players.index(player), kind)
+
+
+def headline(state: State) -> dict:
+    """Round, step, phase and start player, as ``view`` gives them (``pbem.games.base``)."""
+    return {"round": state.round, "step": state.step, "phase": state.phase,
+            "start_player": state.players[state.start]}
 
 
 def bot(seed, style: str = "greedy"):

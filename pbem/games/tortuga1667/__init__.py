@@ -22,7 +22,7 @@ EXAMPLES = {"sealed": "vote 2", "open": "peek 2,4"}  # for help texts (the email
 OPTIONS = {"variant": VARIANTS}
 
 __all__ = ["NAME", "MIN_PLAYERS", "MAX_PLAYERS", "setup", "pending", "check", "normalize", "apply", "default",
-           "view", "result", "to_json", "from_json", "check_players", "State"]
+           "view", "headline", "result", "to_json", "from_json", "check_players", "State"]
 
 
 def pending(state: State) -> list[Request]:
@@ -39,6 +39,13 @@ def pending(state: State) -> list[Request]:
             prompt=partial(legal.describe, options),  # read only when a message is written
         ))
     return out
+
+
+def headline(state: State) -> dict:
+    """Where the game stands, as the public view says it (``pbem.games.base``): the turn
+    (the protocol's round), the latest vote's number, the phase; no start player. Read for
+    every status report, without building the whole view."""
+    return {"round": state.turn_no, "step": state.vote_no, "phase": state.phase, "start_player": None}
 
 
 def looks_like_choice(text: str) -> bool:
