@@ -85,8 +85,8 @@ def test_a_whole_1667_game_played_only_by_mail(tmp_path, smtp_mailroom, fixed_se
     # a fixed server seed (the players' choices are seeded below): the same game in every
     # run. With a random seed the game took from 50 to 152 messages in, and the test's time
     # with it; this seed was picked among 22 for a short game (61 messages in, 225 out) that
-    # still has every kind of vote (attack, mutiny, brawl), peeks (cards seen in private)
-    # and a fever, as the longer games have
+    # still has every kind of vote (attack, mutiny, brawl) and a fever, and peeks (cards seen
+    # in private, which must stay there: the game of the seed before had none)
     fixed_seed("1667 by mail 11")
     # The judge runs as on a machine without the PNG renderer (resvg-py, pbem[mail]): the HTML
     # part carries each board as inline SVG instead of a picture, and the checks below read
