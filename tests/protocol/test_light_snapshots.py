@@ -5,7 +5,9 @@ changed light snapshot is found; dropping either kind changes nothing but speed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
@@ -160,6 +162,25 @@ def test_a_snapshot_marked_with_the_wrong_kind_is_found(played):
     store.conn.execute("update snapshots set full = 0 where game = 'g'")  # every one light now
     report = audit.audit_store(store, "g")
     assert not report["ok"] and "cannot be read" in report["problem"], report
+
+
+def test_a_summary_never_starts_from_a_light_snapshot_marked_full(played):
+    """The kind is not under the digest: a light row marked full has a digest that fits,
+    and a round's record is then replayed without it, to the same record (not a KeyError
+    out of the summary's mail)."""
+    from pbem.render import record
+    store, seq = played
+    round_ = rows(store)[-1][2]
+    head = store.head("g")
+    copy = Path(store.path).parent / "bare.db"
+    store.conn.execute("vacuum into ?", [str(copy)])
+    bare = Store(copy)
+    bare.conn.execute("delete from snapshots")
+    plain = lambda rec: (dataclasses.replace(rec, session=None), rec.session.to_json())  # noqa: E731
+    expected = plain(record.for_round(bare, "g", round_ + 1, *head))
+    store.conn.execute("update snapshots set full = 1 where game = 'g' and seq = ?", [seq])
+    assert store.snapshot_before_round("g", round_ + 1, head[0]).seq == seq
+    assert plain(record.for_round(store, "g", round_ + 1, *head)) == expected
 
 
 @pytest.mark.parametrize("drop", ["full = 1", "full = 0", "1"])
