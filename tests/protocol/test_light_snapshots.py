@@ -245,3 +245,22 @@ def test_snapshots_written_before_light_ones_existed_are_full(tmp_path):
     loaded = commands.load(store, "g")
     assert other_events == [seq]
     assert loaded.to_json() == fresh(store).to_json() and audit.audit_store(store, "g")["ok"]
+
+
+
+def test_the_scale_bench_measures_copies_of_games_with_light_snapshots(tmp_path):
+    """benchmarks/bench_scale.py copies played games under new names and moves in them: a
+    copy must be loaded as its template was (its snapshots' kinds kept, nothing of the
+    template's replayed under the copy's name, which draws other dice), or no figure is
+    printed at all. Small sizes: this runs the bench, it does not time it."""
+    import importlib.util
+    import sys
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_scale.py"
+    spec = importlib.util.spec_from_file_location("bench_scale_under_test", path)
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench
+    spec.loader.exec_module(bench)
+    folder = tmp_path / "judges"
+    assert bench.main(["--games", "6", "--in-play", "2", "--small", "2", "--repeat", "1", "--keep", str(folder)]) == 0
+    big = Store(folder / "big.db")
+    assert rows(big, "f00002") == rows(Store(folder / "templates.db"), "Tfin2")  # a copy, as it was copied
