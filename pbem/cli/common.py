@@ -63,12 +63,13 @@ _OPENED: list = []  # the stores this command opened, whose page errors it repor
 _KEPT: list | None = None
 
 
-def keep_stores() -> None:
+def keep_stores(keep: bool = True) -> None:
     """From now on, keep every store opened, for ``close_stores``: the program's own choice
     (a store dropped without close() keeps its connection open until the collector's next
-    pass, as sqlite3 ties each connection in a cycle through its statement cache)."""
+    pass, as sqlite3 ties each connection in a cycle through its statement cache).
+    ``keep=False``: keep none from now on (those kept are dropped, and freed as any object)."""
     global _KEPT
-    _KEPT = []
+    _KEPT = [] if keep else None
 
 
 def close_stores() -> None:

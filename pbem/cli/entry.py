@@ -53,6 +53,8 @@ def run_program(run) -> None:
     except SystemExit as done:  # how typer always ends, whatever the command did
         leave(done.code)
         raise  # leave() found something the interpreter's own exit must still do
+    finally:  # not ended here (the usual exit, or a caller that catches it): keep no store after the run
+        keep_stores(False)
 
 
 def leave(code) -> None:
@@ -65,8 +67,10 @@ def leave(code) -> None:
     closed (SQLite folds the write-ahead log back into the file and removes it, as at any
     close), and stdout and stderr are flushed. Anything else makes the exit the usual one:
     an exit handler registered (atexit, ``weakref.finalize``: coverage, logging, temporary
-    directories), another thread still running, a code not from 0 to 255, or a stream that
-    cannot be flushed (a closed pipe), which Python then reports as it always has.
+    directories), another thread still running, a tracer or profiler watching (its report
+    comes after the program's end) or ``python -i`` (its prompt too), a code not from 0 to
+    255, or a stream that cannot be flushed (a closed pipe), which Python then reports as
+    it always has.
     """
     if code is None:
         code = 0
@@ -80,6 +84,8 @@ def leave(code) -> None:
     threading = sys.modules.get("threading")
     if threading is not None and threading.active_count() > 1:
         return
+    if sys.gettrace() is not None or sys.getprofile() is not None or _monitored() or sys.flags.inspect:
+        return  # a tracer, a profiler (python -m cProfile -m pbem.cli ...) or python -i: theirs after the program
     common = sys.modules.get(f"{__package__}.common")
     if common is not None:
         common.close_stores()
@@ -90,3 +96,10 @@ def leave(code) -> None:
     except Exception:  # noqa: BLE001 - Python's own exit reports it, as before
         return
     os._exit(code)
+
+
+def _monitored() -> bool:
+    """Whether a tool watches through sys.monitoring (Python 3.12+: cProfile, coverage)."""
+    import sys
+    monitoring = getattr(sys, "monitoring", None)
+    return monitoring is not None and any(monitoring.get_tool(tool) is not None for tool in range(6))

@@ -19,10 +19,30 @@ import hashlib
 import re
 from dataclasses import dataclass, field
 
+from ..games import round_word
+from ..games.base import ChoiceError
+from ..protocol import commands
+from ..protocol.armour import ArmourError, extract_blocks
+from ..protocol.errors import ProtocolError
+from ..protocol.receipts import issue
+from ..protocol.reports import waiting
+from ..protocol.times import shift
+from ..render.times import shown
 from ..store import judge as tables
-from . import judge
+from ..store import outbox
+from ..store.outbox import MESSAGE_ID_PATTERN
+from . import failures, judge, limits
+from .away import former_refusal
 from .limits import MAX_BYTES
 from .lines import MAX_COMMANDS, read_lines
+from .message import MailError, read_message
+from .moment import current, moment
+from .passwords import check_password
+from .quoting import command_lines
+from .screen import screen
+
+# (imported here, not in the functions: ingest runs them for every message, and each
+# import statement in a function costs 1-3 us; nothing here is imported at start-up)
 
 NO_GAME = "-"  # the outbox's game for an answer to a message that names no game of the sender
 PASSWORD_STRIKES = 5  # wrong passwords from one address within an hour, before it is ignored
@@ -103,8 +123,6 @@ def ingest_many(store, messages, clock, judge_addresses: tuple[str, ...] = (), b
     record that must commit with the batch (an IMAP folder's last UID);
     ``on_commit(results)`` runs after each batch is committed (a Maildir moves those
     messages to cur/ then)."""
-    from .message import MailError, read_message
-    from .screen import screen
     judge.attach(store, judge_addresses[0] if judge_addresses else None)
     results: list[Result] = []
     pending: list[Result] = []
@@ -143,7 +161,6 @@ def _failed(store, raw: bytes, now: str, exc: Exception) -> Result:
 
 
 def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, screen) -> Result:
-    from . import limits
     digest = "sha256:" + hashlib.sha256(raw).hexdigest()
     exceeded = limits.check(raw)
     try:
@@ -159,7 +176,6 @@ def _one(store, raw: bytes, now: str, judge_addresses, read_message, MailError, 
     if tables.seen(store, keys):
         result.outcome = "duplicate"
         return result
-    from .moment import moment
     with moment(store, now):  # one message per player for all this mail causes, the answer first
         try:
             _pipeline(store, msg, exceeded or msg.over_limit, now, judge_addresses, screen, result)
@@ -188,7 +204,8 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
     if not msg.sender:
         raise _Stop("not answered: no sender address")
     registered = tables.players_at(store, msg.sender)
-    _former(store, msg, registered, now)
+    lines = command_lines(msg.text)  # read once, for _former and the commands
+    _former(store, msg, registered, now, lines)
     if not registered:
         if tables.strikes_since(store, msg.sender, "unknown", _earlier(now, 86400)):
             raise _Stop("not answered: unknown sender (already answered today)")
@@ -199,8 +216,7 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
                                       f"so nothing was done. Ask your moderator to register it "
                                       f"(pbem address GAME PLAYER EMAIL).")
     _alive(store, msg.sender)
-    from .quoting import command_lines
-    reading = read_lines(command_lines(msg.text), limit=MAX_COMMANDS)
+    reading = read_lines(lines, limit=MAX_COMMANDS)
     row = _route(store, msg, reading, registered)
     result.game, result.player = row.game, row.player
     result.address = row.address
@@ -209,15 +225,12 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
     if len(reading.commands) > MAX_COMMANDS:
         raise _Stop("refused: too many lines", f"Your message has more than {MAX_COMMANDS} command lines; the judge "
                                                f"takes at most {MAX_COMMANDS} in one message. Nothing was done.")
-    from ..protocol.armour import ArmourError, extract_blocks
     try:
         blocks = extract_blocks(msg.text)
     except ArmourError as exc:
         blocks, broken = [], str(exc)
     else:
         broken = None
-    from ..protocol import commands
-    from ..protocol.errors import ProtocolError
     try:
         session = commands.load(store, row.game)
     except ProtocolError as exc:  # a damaged game takes no moves until the moderator repairs it
@@ -265,15 +278,19 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
     result.outcome = "applied" if not failed else ("refused" if len(failed) == len(result.lines) else "partly applied")
     confirms = (not failed and not broken and not any(line.get("note") for line in result.lines)
                 and all(c.verb in CONFIRMED for c in reading.commands))
-    raise _Stop(result.outcome, _answer_text(store, row, result, session) + _receipts(store, row, before, blocks),
+    # the head after the mail and its events, as one_mail read them (nothing is written since)
+    head = latest.get("head") if latest.get("head", (None,))[0] == session.seq else None
+    events = latest["events"] if head and latest["since"] == before else None
+    raise _Stop(result.outcome, _answer_text(store, row, result, session, head)
+                + _receipts(store, row, before, blocks, events, head if events is not None else None),
                 confirms=confirms)
 
 
-def _receipts(store, row, before: int, blocks) -> str:
-    """The judge's signed receipts for what this mail had recorded (docs/protocol.md §12)."""
-    from ..protocol.receipts import issue
+def _receipts(store, row, before: int, blocks, events=None, head=None) -> str:
+    """The judge's signed receipts for what this mail had recorded (docs/protocol.md §12);
+    ``events`` after ``before`` up to ``head``, when the caller has them."""
     players = {row.player} | {b["body"].get("player") for b in blocks if isinstance(b.get("body"), dict)}
-    receipts = issue(store, row.game, before, players)
+    receipts = issue(store, row.game, before, players, events=events, head=head)
     if not receipts:
         return ""
     return ("\n\nKeep " + ("this receipt" if len(receipts) == 1 else "these receipts") + ": the judge signs that "
@@ -292,17 +309,15 @@ def _bounces(store, raw: bytes, now: str) -> list[str]:
 def _alive(store, address: str) -> None:
     """A player's address that mails the judge works again: its failures are forgotten, and
     reminders go to it again (``pbem.mail.failures``)."""
-    from . import failures
     failures.clear(store, address)
 
 
-def _former(store, msg, registered, now: str) -> None:
+def _former(store, msg, registered, now: str, lines: list[str]) -> None:
     """Mail from someone who left a seat (pbem replace) for the game it names, or from an
-    address that plays no game here now: refused with why (once a day)."""
-    from .away import former_refusal
-    from .quoting import command_lines
-    named = read_lines(command_lines(msg.text)).game or next(
-        (m.group(1) for m in GAME_TAG.finditer(msg.subject) if store.has_game(m.group(1))), None)
+    address that plays no game here now: refused with why (once a day). ``lines``: the
+    message's command lines (``command_lines(msg.text)``)."""
+    named = read_lines(lines).game or next(
+        (m.group(1) for m in GAME_TAG.finditer(msg.subject) if _has_game(store, m.group(1))), None)
     if registered and (named is None or named in {row.game for row in registered}):
         return
     answer = former_refusal(store, msg.sender, named)
@@ -314,12 +329,18 @@ def _former(store, msg, registered, now: str) -> None:
     raise _Stop("refused: former player", answer)
 
 
+def _has_game(store, game: str) -> bool:
+    """``store.has_game``: whether ``game`` has an event, asked of its last one (an index
+    lookup) rather than by counting them all."""
+    return store.head(game)[0] > 0
+
+
 def _route(store, msg, reading, registered):
     games = {row.game: row for row in registered}
     tags = [m.group(1) for m in GAME_TAG.finditer(msg.subject)]
     named = reading.game or next((tag for tag in tags if tag in games), None)
     if named is None:  # a tag like [SPAM] is no game; a tag naming a game elsewhere is a wrong address
-        named = next((tag for tag in tags if store.has_game(tag)), None)
+        named = next((tag for tag in tags if _has_game(store, tag)), None)
     if named is not None:
         if named not in games:
             raise _Stop("refused: not a player of that game",
@@ -332,7 +353,6 @@ def _route(store, msg, reading, registered):
 
 
 def _authenticate(store, msg, reading, row, now: str) -> None:
-    from .passwords import check_password
     if not reading.password:
         if _locked_out(store, msg.sender, now):
             raise _Stop("not answered: too many wrong passwords from this address in the last hour")
@@ -355,7 +375,6 @@ def _deliverable(address: str) -> bool:
 
 
 def _reply_id(msg) -> str | None:
-    from ..store.outbox import MESSAGE_ID_PATTERN
     return msg.message_id if msg.message_id and MESSAGE_ID_PATTERN.fullmatch(msg.message_id) else None
 
 
@@ -367,7 +386,6 @@ def _locked_out(store, address: str, now: str) -> bool:
 
 
 def _apply_blocks(store, row, text: str, blocks, signed_game: bool, now: str, result: Result) -> None:
-    from ..protocol import commands
     strangers = sorted({b.get("body", {}).get("player") for b in blocks if isinstance(b.get("body"), dict)}
                        - {row.player})
     if strangers and not signed_game:
@@ -387,8 +405,6 @@ def _apply_blocks(store, row, text: str, blocks, signed_game: bool, now: str, re
 
 def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, object]:
     """Apply one command; (ok, what to say, the session after it or None)."""
-    from ..games.base import ChoiceError
-    from ..protocol import commands
     game, player = row.game, row.player
     try:
         if command.verb == "help":
@@ -452,7 +468,6 @@ def _extend(store, row, text: str, now: str) -> tuple[bool, str, object]:
     """A player's own extension (``extend 24h``), within the game's allowance."""
     from ..protocol import away as absence
     from ..protocol.errors import Refused
-    from ..render.times import shown
     seconds = _duration(text)
     if seconds is None:
         raise Refused(f"extend {_shown(text)}: give a duration like 12h or 1d, e.g. extend 24h")
@@ -476,13 +491,10 @@ def _shown(text: str) -> str:
     return text if len(text) <= 40 else text[:39] + "…"
 
 
-def _status_text(store, game: str, session, tz: str | None = None) -> str:
-    from ..protocol import reports
-    from ..render.times import shown
-    report = reports.status(session, store.head(game))
+def _status_text(store, game: str, session, tz: str | None = None, head=None) -> str:
+    report = _status(store, session, head or store.head(game))
     waiting = "; ".join(f"{w['player']} ({w['kind']}" + (f", due {shown(w['due'], tz, seconds=False)}" if "due" in w else "")
                         + ")" for w in report["waiting"]) or "nobody"
-    from ..games import round_word
     word = round_word(report.get("type"))  # the game's own word for a round: 1667 says "turn"
     step = f", step {report['step']}" if word == "round" or report["step"] else ""
     where = f"{word} {report['round']}{step}, {report['phase']}" if report["started"] else "not started"
@@ -491,7 +503,23 @@ def _status_text(store, game: str, session, tz: str | None = None) -> str:
     return f"{game}: {where}; waiting for: {waiting}; chain head {report['chain_head']['seq']} {report['chain_head']['hash'][:16]}"
 
 
-def _answer_text(store, row, result: Result, session) -> str:
+def _status(store, session, head: tuple[int, str]) -> dict:
+    """What the status line reads of ``reports.status(session, head)``, the same values,
+    without the rest of the report (scores, sealed step, seeds); the public view as the
+    moment made it (``judge.public_view``)."""
+    report = {"type": session.meta.get("game_type"), "started": session.started, "round": None, "step": None,
+              "phase": "waiting for client seeds" if not session.started else None,
+              "chain_head": {"seq": head[0], "hash": head[1]}, "waiting": []}
+    if session.paused:
+        report["paused"] = dict(session.paused)
+    if session.state is not None:
+        view = judge.public_view(store, session)
+        report.update(round=view.get("round", session.state.round), step=view.get("step", session.state.step),
+                      phase=view["phase"], waiting=waiting(session))
+    return report
+
+
+def _answer_text(store, row, result: Result, session, head=None) -> str:
     out = [f"The judge's answer for {row.player} in game {row.game}:", ""]
     for line in result.lines:
         if line.get("note"):
@@ -501,20 +529,17 @@ def _answer_text(store, row, result: Result, session) -> str:
             out.append(f"> {line['line']}")
         out.append(("  " if line["ok"] else "  REFUSED: ") + line["text"].replace("\n", "\n  "))
     if not any(line["line"].lower() == "status" for line in result.lines):
-        out += ["", _status_text(store, row.game, session, row.tz)]
+        out += ["", _status_text(store, row.game, session, row.tz, head)]
     return "\n".join(out)
 
 
 def _answer(store, msg, result: Result, text: str, now: str, hold: bool = False) -> None:
-    from ..store import outbox
-    from ..store.outbox import MESSAGE_ID_PATTERN
     address = result.address or msg.sender
-    clean = "".join(c for c in msg.subject if c.isprintable())
+    clean = msg.subject if msg.subject.isprintable() else "".join(c for c in msg.subject if c.isprintable())
     subject = clean if clean.lower().startswith("re:") else f"Re: {clean}".strip()
     ids = [i for i in (*msg.references, msg.message_id) if i and MESSAGE_ID_PATTERN.fullmatch(i)]
     refs = tuple(dict.fromkeys(ids))
     reply_to = _reply_id(msg)
-    from .moment import current
     m = current(store)
     if m is not None and result.game and result.player:
         m.add_answer(result.game, result.player, address, text + "\n", subject[:200], reply_to, refs[-10:],
@@ -532,13 +557,10 @@ def _one_line(exc: Exception) -> str:
 
 
 def _earlier(at: str, seconds: int) -> str:
-    from ..protocol.times import shift
     return shift(at, -seconds)
 
 
 def _errors():
-    from ..games.base import ChoiceError
-    from ..protocol.errors import ProtocolError
     from ..store.errors import StoreError
     return (ProtocolError, StoreError, ChoiceError, ValueError)
 

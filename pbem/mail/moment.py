@@ -99,6 +99,10 @@ def moment(store, at: str):
     if outer is not None:
         yield outer
         return
+    memo = getattr(store, "memo", None)  # what the moment reads once (pbem.store.judge._kept)
+    if memo is not None:
+        memo.clear()
+        store.memo_on = True
     current = store.moment = Moment(at)
     try:
         yield current
@@ -106,6 +110,9 @@ def moment(store, at: str):
         flush(store, current)
     finally:
         store.moment = None
+        if memo is not None:
+            store.memo_on = False
+            memo.clear()
 
 
 def current(store) -> Moment | None:
@@ -134,6 +141,7 @@ def flush(store, m: Moment) -> list[str]:
         ids.append(_queue(store, outbox, m.answer["game"], "answer", m.answer["address"], m.answer["subject"],
                           [{"text": m.answer["text"]}], m.at, _domain(store), m.answer))
     window = tables.hold_answers(store, m.game) if m.game else 0
+    held_by, asked = None, set()  # the game's held answers, read once for all its recipients
     for player in order:
         parts, answer = [], None
         if m.answer is not None and player == answered:
@@ -151,7 +159,13 @@ def flush(store, m: Moment) -> list[str]:
         if not parts:
             continue
         address = (answer or private or {}).get("address") or players[player].address
-        held = outbox.held(store, m.game, address, m.at)
+        if address.lower() in asked:  # an address twice (never, as addresses are checked): read afresh
+            held = outbox.held(store, m.game, address, m.at)
+        else:
+            if held_by is None:
+                held_by = outbox.held_by_recipient(store, m.game, m.at)
+            held = held_by.get(address.lower(), [])
+            asked.add(address.lower())
         if answer is not None and len(parts) == 1 and answer.get("hold") and window > 0:
             ids.append(_hold(store, outbox, m, answer, held, window))
             continue

@@ -65,7 +65,11 @@ def armour(payload: dict, label: str = SUBMISSION) -> str:
     if not isinstance(payload, dict):
         kind = type(payload).__name__
         raise ArmourError(f"only a JSON object (dict) can be armoured, got {kind}")
-    data = canonical_json(payload)
+    return armoured(canonical_json(payload), label)
+
+
+def armoured(data: bytes, label: str = SUBMISSION) -> str:
+    """``armour`` of a payload given as its canonical JSON bytes."""
     encoded = base64.b64encode(data).decode("ascii")
     lines = [encoded[i : i + LINE_WIDTH] for i in range(0, len(encoded), LINE_WIDTH)]
     begin, end = f"-----BEGIN PBEM {label}-----", f"-----END PBEM {label}-----"

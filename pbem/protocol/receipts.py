@@ -48,15 +48,21 @@ def make_body(game: str, player: str, seq: int, kind: str, event_hash: str,
             "hash": event_hash, "head_seq": head[0], "head_hash": head[1], "judge_key": judge_public}
 
 
-def sign_body(secret_text: str, body: dict) -> str:
+def sign_body(secret_text: str, body: dict, data: bytes | None = None) -> str:
+    """``data``: ``canonical_json(body)``, when the caller has it."""
     from .signing import _private_key
-    return base64.b64encode(_private_key(secret_text).sign(signed_message(body))).decode("ascii")
+    message = signed_message(body) if data is None else RECEIPT_TAG.encode("ascii") + b"\x00" + data
+    return base64.b64encode(_private_key(secret_text).sign(message)).decode("ascii")
 
 
 def receipt_block(secret_text: str, body: dict) -> str:
-    """The armoured receipt (one block, ending with a newline)."""
-    from .armour import RECEIPT, armour
-    return armour({"receipt": body, "sig": sign_body(secret_text, body)}, RECEIPT)
+    """The armoured receipt (one block, ending with a newline): ``armour({"receipt": body,
+    "sig": ...}, RECEIPT)``, with the body's canonical JSON made once for the signature and
+    the block (canonical JSON of an object is its sorted members' texts, joined)."""
+    from .armour import RECEIPT, armoured
+    data = canonical_json(body)
+    sig = sign_body(secret_text, body, data)
+    return armoured(b'{"receipt":' + data + b',"sig":' + canonical_json(sig) + b"}", RECEIPT)
 
 
 def read_receipts(text: str, where: str = "") -> list[dict]:
@@ -137,16 +143,18 @@ def contradiction(number: int, body: dict, judge_key: str | None, hashes: list[s
     return None
 
 
-def issue(store, game: str, after_seq: int, players) -> list[str]:
+def issue(store, game: str, after_seq: int, players, events=None, head=None) -> list[str]:
     """Receipt blocks for the events after ``after_seq`` that name one of ``players`` and
-    are submissions, each bound to the head now; [] in a game without a judge key."""
+    are submissions, each bound to the head now; [] in a game without a judge key.
+    ``events`` and ``head``: those events and the head now, when the caller has just read
+    them in the same transaction."""
     secret = store.get_secret(game, SECRET_NAME)
     if secret is None:
         return []
     from .signing import public_from_secret
     public = public_from_secret(secret)
-    head = store.head(game)
+    if head is None or events is None:
+        head, events = store.head(game), store.events(game, after=after_seq)
     wanted = set(players)
     return [receipt_block(secret, make_body(game, ev.data["player"], ev.seq, ev.kind, ev.hash, head, public))
-            for ev in store.events(game, after=after_seq)
-            if ev.kind in RECEIPTED and ev.data.get("player") in wanted]
+            for ev in events if ev.kind in RECEIPTED and ev.data.get("player") in wanted]

@@ -119,7 +119,15 @@ def generate_keypair() -> tuple[str, str]:
 
 
 def public_from_secret(secret_text: str) -> str:
-    """The public key text that belongs to a secret key text."""
+    """The public key text that belongs to a secret key text (the last few kept, as with
+    ``_private_key``: the judge names its public key in every receipt)."""
+    if isinstance(secret_text, str):
+        return _cached_public(secret_text)
+    return _public_text(_private_key(secret_text).public_key().public_bytes_raw())
+
+
+@functools.lru_cache(maxsize=16)
+def _cached_public(secret_text: str) -> str:
     return _public_text(_private_key(secret_text).public_key().public_bytes_raw())
 
 

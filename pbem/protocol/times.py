@@ -7,6 +7,7 @@ Nothing but ``now_utc`` reads the clock, and only the command line's entry point
 
 from __future__ import annotations
 
+import re
 from datetime import datetime, timedelta, timezone
 
 AT_FORMAT = "%Y-%m-%dT%H:%M:%SZ"
@@ -16,10 +17,29 @@ def now_utc() -> str:
     return datetime.now(timezone.utc).strftime(AT_FORMAT)
 
 
+_AT = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z")
+
+
+def _parsed(at: str) -> datetime:
+    """``datetime.strptime(at, AT_FORMAT)``: the log's one spelling read directly (strptime
+    costs ~15 us, and the outbox and the deadlines shift times on every message); anything
+    else, or a date that does not exist, goes through strptime for its own answer or error."""
+    found = _AT.fullmatch(at) if type(at) is str else None
+    if found is not None:
+        try:
+            return datetime(*map(int, found.groups()))
+        except ValueError:
+            pass
+    return datetime.strptime(at, AT_FORMAT)
+
+
 def shift(at: str, seconds: int) -> str:
     """``at`` moved by ``seconds`` (negative: earlier)."""
-    return (datetime.strptime(at, AT_FORMAT) + timedelta(seconds=seconds)).strftime(AT_FORMAT)
+    moved = _parsed(at) + timedelta(seconds=seconds)
+    if moved.microsecond == 0 and moved.year >= 1000 and moved.tzinfo is None:
+        return moved.isoformat() + "Z"  # what strftime(AT_FORMAT) writes, without its cost
+    return moved.strftime(AT_FORMAT)
 
 
 def seconds_between(earlier: str, later: str) -> int:
-    return int((datetime.strptime(later, AT_FORMAT) - datetime.strptime(earlier, AT_FORMAT)).total_seconds())
+    return int((_parsed(later) - _parsed(earlier)).total_seconds())

@@ -46,11 +46,32 @@ def _rows(store, sql: str, params=()) -> list[tuple]:
     return store.conn.execute(sql, params).fetchall()
 
 
+def _kept(store, key: tuple, read):
+    """``read()``, once per moment (one incoming mail, one action: ``pbem.mail.moment``),
+    which reads a game's players and settings several times. Kept in ``store.memo``, which
+    the moment empties when it starts and ends, the store empties on any rollback, and every
+    write to these tables empties (``_changed``); outside a moment, read every time."""
+    if not getattr(store, "memo_on", False):
+        return read()
+    memo = store.memo
+    if key not in memo:
+        memo[key] = read()
+    return memo[key]
+
+
+def _changed(store) -> None:
+    """A write to the players' or games' mail settings: what a moment kept is read again."""
+    memo = getattr(store, "memo", None)
+    if memo is not None:
+        memo.clear()
+
+
 def set_address(store, game: str, player: str, address: str, password_hash: str | None = None,
                 tz: str | None = None, keep_password: bool = True) -> None:
     """Set ``player``'s address (and time zone: None keeps the old one, "" removes it);
     the password hash is kept unless a new one is given or ``keep_password`` is false."""
     store._require_transaction("set_address()")
+    _changed(store)
     old = mail_player(store, game, player)
     if old is not None and password_hash is None and keep_password:
         password_hash = old.password_hash
@@ -64,6 +85,7 @@ def set_address(store, game: str, player: str, address: str, password_hash: str 
 def set_plain(store, game: str, player: str | None, plain: bool) -> None:
     """Mail ``player`` (None: the game's list address) plain text only, or text and HTML."""
     store._require_transaction("set_plain()")
+    _changed(store)
     if player is None:
         store.conn.execute("update mail_games set plain = ? where game = ?", (int(plain), game))
     else:
@@ -89,9 +111,8 @@ def mail_player(store, game: str, player: str) -> MailPlayer | None:
 
 
 def mail_players(store, game: str) -> dict[str, MailPlayer]:
-    rows = _rows(store, "select game, player, address, password_hash, tz, plain from mail_players where game = ?",
-                 (game,))
-    return {row[1]: _player(row) for row in rows}
+    return dict(_kept(store, ("mail_players", game), lambda: {row[1]: _player(row) for row in _rows(
+        store, "select game, player, address, password_hash, tz, plain from mail_players where game = ?", (game,))}))
 
 
 def players_at(store, address: str) -> list[MailPlayer]:
@@ -112,6 +133,7 @@ def roles_at(store, address: str) -> list[tuple[str, str]]:
 
 def set_list_address(store, game: str, address: str | None) -> None:
     store._require_transaction("set_list_address()")
+    _changed(store)
     store.conn.execute("insert into mail_games (game, list_address) values (?, ?) "
                        "on conflict (game) do update set list_address = excluded.list_address", (game, address))
 
@@ -119,6 +141,7 @@ def set_list_address(store, game: str, address: str | None) -> None:
 def set_player_summaries(store, game: str, on: bool) -> None:
     """Whether players get the public summaries too when the game has a list address."""
     store._require_transaction("set_player_summaries()")
+    _changed(store)
     store.conn.execute("insert into mail_games (game, player_summaries) values (?, ?) "
                        "on conflict (game) do update set player_summaries = excluded.player_summaries",
                        (game, int(bool(on))))
@@ -127,7 +150,8 @@ def set_player_summaries(store, game: str, on: bool) -> None:
 def player_summaries(store, game: str) -> bool:
     """True (the default) when players get every public summary in their mail; False when
     the game's list carries them and players get only the final result."""
-    rows = _rows(store, "select player_summaries from mail_games where game = ?", (game,))
+    rows = _kept(store, ("player_summaries", game),
+                 lambda: _rows(store, "select player_summaries from mail_games where game = ?", (game,)))
     return bool(rows[0][0]) if rows else True
 
 
@@ -138,6 +162,7 @@ HOLD_ANSWERS_SECONDS = 600
 
 def set_hold_answers(store, game: str, seconds: int) -> None:
     store._require_transaction("set_hold_answers()")
+    _changed(store)
     store.conn.execute("insert into mail_games (game, hold_answers_seconds) values (?, ?) "
                        "on conflict (game) do update set hold_answers_seconds = excluded.hold_answers_seconds",
                        (game, int(seconds)))
@@ -146,20 +171,22 @@ def set_hold_answers(store, game: str, seconds: int) -> None:
 def hold_answers(store, game: str) -> int:
     """Seconds an answer that only confirms may wait to travel with the player's next
     message (0: every answer goes at once)."""
-    rows = _rows(store, "select hold_answers_seconds from mail_games where game = ?", (game,))
+    rows = _kept(store, ("hold_answers", game),
+                 lambda: _rows(store, "select hold_answers_seconds from mail_games where game = ?", (game,)))
     return HOLD_ANSWERS_SECONDS if not rows or rows[0][0] is None else int(rows[0][0])
 
 
 def list_address(store, game: str) -> str | None:
-    rows = _rows(store, "select list_address from mail_games where game = ?", (game,))
+    rows = _kept(store, ("list_address", game),
+                 lambda: _rows(store, "select list_address from mail_games where game = ?", (game,)))
     return rows[0][0] if rows else None
 
 
 def uses_mail(store, game: str) -> bool:
     """Whether the judge mails anyone in ``game`` (a player's address or a list)."""
-    return bool(_rows(store, "select 1 from mail_players where game = ? union all "
-                             "select 1 from mail_games where game = ? and list_address is not null limit 1",
-                      (game, game)))
+    return _kept(store, ("uses_mail", game), lambda: bool(_rows(
+        store, "select 1 from mail_players where game = ? union all "
+               "select 1 from mail_games where game = ? and list_address is not null limit 1", (game, game))))
 
 
 def seen(store, keys) -> bool:
@@ -170,9 +197,11 @@ def seen(store, keys) -> bool:
 
 def mark_seen(store, keys, game: str | None, sender: str, at: str, outcome: str) -> None:
     store._require_transaction("mark_seen()")
-    for key in keys:
-        store.conn.execute("insert or ignore into mail_seen (key, game, sender, at, outcome) values (?, ?, ?, ?, ?)",
-                           (key, game, sender, at, outcome))
+    keys = list(keys)
+    if keys:  # one statement for all: rows in the order given, each ignored if already there
+        store.conn.execute("insert or ignore into mail_seen (key, game, sender, at, outcome) values "
+                           + ", ".join(["(?, ?, ?, ?, ?)"] * len(keys)),
+                           [value for key in keys for value in (key, game, sender, at, outcome)])
 
 
 def strike(store, address: str, kind: str, at: str) -> None:
@@ -354,6 +383,7 @@ def moderator_address(store, game: str) -> str | None:
 
 def set_moderator_address(store, game: str, address: str | None) -> None:
     store._require_transaction("set_moderator_address()")
+    _changed(store)
     store.conn.execute("insert into mail_games (game) values (?) on conflict (game) do nothing", (game,))
     store.conn.execute("update mail_games set moderator_address = ? where game = ?", (address, game))
 

@@ -292,6 +292,16 @@ def held(store, game: str, recipient: str, at: str) -> list[OutboxRow]:
                  [game, recipient.lower(), QUEUED, at])
 
 
+def held_by_recipient(store, game: str, at: str) -> dict[str, list[OutboxRow]]:
+    """``held`` for every recipient in ``game`` at once: {lower-cased recipient: rows}."""
+    _check_time(at, "at")
+    out: dict[str, list[OutboxRow]] = {}
+    for row in _rows(store, "game = ? and state = ? and held_until is not null and held_until > ? "
+                            "and attempts = 0 and claimed_at is null", [game, QUEUED, at]):
+        out.setdefault(row.recipient.lower(), []).append(row)
+    return out
+
+
 def held_waiting(store, now: str) -> list[OutboxRow]:
     """Every answer still held at ``now`` (not due yet), oldest first."""
     _check_time(now, "now")

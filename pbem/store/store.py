@@ -91,6 +91,9 @@ class Store:
         self.on_commit: list = []
         self.before_commit: list = []  # run inside the transaction, just before it commits
         self.snapshots_due: dict = {}  # game -> session, written before commit (protocol.commands)
+        # what another layer keeps for one unit of its work (the email judge: one message's
+        # moment, pbem.mail.moment); dropped with the rest whenever the store forgets (_forget)
+        self.memo: dict = {}
         try:
             conn.execute(f"PRAGMA busy_timeout = {int(busy_timeout_ms)}")
             _enable_wal(conn, busy_timeout_ms)
@@ -229,6 +232,7 @@ class Store:
         """Drop what the store keeps about games (it is read again from the file)."""
         self._checked.clear()
         self.sessions.clear()
+        self.memo.clear()
 
     def atomic(self):
         """All of the block or none of it: a transaction of its own, or, inside an open

@@ -121,3 +121,55 @@ def test_without_the_count_of_exit_handlers_the_exit_is_the_usual_one(helpers, p
     assert done.returncode == 0 and "chain head" in done.stdout, done.stderr
     assert "teardown ran" in done.stderr
     assert _left_beside(pbem_db) == []
+
+
+def test_a_profiler_still_reports_once_the_program_has_ended(helpers, pbem_db, game):
+    """``python -m cProfile -m pbem.cli ...`` prints its report after the program's
+    SystemExit: a profiler or tracer watching makes the exit the usual one."""
+    done = _run(helpers, pbem_db, "-m", "cProfile", "-s", "ncalls", "-m", "pbem.cli", "status", "g")
+    assert done.returncode == 0, done.stderr
+    assert "chain head" in done.stdout and "function calls" in done.stdout, done.stdout[-500:]
+    assert _left_beside(pbem_db) == []
+
+
+def test_with_a_tracer_set_the_exit_is_the_usual_one(helpers, pbem_db, game):
+    """A tracer (sys.settrace: a debugger, a coverage tool) still sees the program end."""
+    body = ("def tracer(frame, event, arg):\n"
+            "    return watch if frame.f_code.co_name == 'leave' else None\n"
+            "def watch(frame, event, arg):\n"
+            "    if event == 'return':\n"
+            "        sys.stderr.write('the tracer saw leave return\\n')\n"
+            "    return watch\n"
+            "sys.settrace(tracer)")
+    done = _run(helpers, pbem_db, "status", "g", code=_program(body))
+    assert done.returncode == 0 and "chain head" in done.stdout, done.stderr
+    assert done.stderr == "the tracer saw leave return\n"
+    assert _left_beside(pbem_db) == []
+
+
+def test_python_i_still_gives_the_prompt_after_the_command(helpers, pbem_db, game):
+    """``python -i -m pbem.cli ...`` (a developer inspecting what a command left) gets its
+    interactive prompt once the command is done, as before the quick exit."""
+    done = subprocess.run([sys.executable, "-i", "-m", "pbem.cli", "status", "g"], input="print('the prompt ran')\n",
+                          env=_env(helpers, pbem_db), capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    assert "chain head" in done.stdout and "the prompt ran" in done.stdout, done.stdout[-500:]
+
+
+def test_main_called_in_process_keeps_no_store_after_it(cli, pbem_db, game, monkeypatch):
+    """A test (or another program) may call the program's main in-process and catch its exit
+    (pytest has exit handlers, so leave() returns instead of ending the process): after it,
+    stores are freed as any object again, the command's own and those opened later, not
+    kept open for the rest of the process."""
+    from pbem.cli import entry
+    monkeypatch.setattr(entry, "install", lambda: None)  # no Ctrl-C handler of the program's in pytest
+    monkeypatch.setattr(sys, "argv", ["pbem", "status", "g"])
+    with pytest.raises(SystemExit) as done:
+        entry.main()
+    assert done.value.code == 0
+    del done  # its traceback holds the command's frames, and so its store
+    gc.collect()
+    assert _left_beside(pbem_db) == []
+    cli.ok("status", "g")
+    gc.collect()
+    assert _left_beside(pbem_db) == []
