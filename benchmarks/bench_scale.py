@@ -20,8 +20,10 @@ floor is the small judge). Target (issue 17): each within 1.3x.
 
 The games are Tortuga games with three players, played by bots through the judge
 (``pbem.mail.judge``) once, then copied under new names: each copy's events are rehashed
-for its own name, its snapshots re-bound to them, its mail rows renamed, so every copy
-audits clean.
+for its own name, its snapshots re-bound to them, its mail rows renamed. A copy is loaded
+from the full snapshot at its head, never replayed from its first event: its commitments
+and draws are bound to the template's name, so a copy does not audit clean (it is there to
+be measured).
 """
 
 from __future__ import annotations
@@ -45,6 +47,7 @@ sys.path.insert(0, str(ROOT))
 from pbem.mail import deadlines, judge  # noqa: E402
 from pbem.mail import ingest as pipeline  # noqa: E402
 from pbem.protocol import commands, reports  # noqa: E402
+from pbem.protocol.snapshot import head_columns  # noqa: E402
 from pbem.render.demo import play_bots  # noqa: E402
 from pbem.store import Store  # noqa: E402
 
@@ -79,6 +82,15 @@ def build_templates(path: Path) -> dict:
         else:
             play_bots(store, name, f"scale/{n}", at=AT)
     store.conn.execute("update outbox set state = 'sent', sent_at = ?", [AT])
+    # A copy draws its dice under its own name, so the template's events do not replay in it:
+    # each template ends with a full snapshot at its head, and a copy is loaded from it
+    # without replaying any of them (the events a run adds replay, drawn under the copy's name).
+    with store.transaction():
+        for name in TEMPLATES:
+            session, head = commands.load(store, name), store.head(name)
+            data = commands.snapshot_data(session, head, full=True)
+            store.put_snapshot(name, head[0], json.dumps(data, separators=(",", ":")), round=session.state.round,
+                               head=head_columns(data["status"]), at_head=head, full=True)
     store.close()
     return passwords
 
@@ -109,10 +121,11 @@ def clone(conn, template: str, new: str) -> None:
         prev = hashes[seq] = digest
     conn.executemany("insert into events (game, seq, kind, at, body, prev_hash, hash) values (?,?,?,?,?,?,?)", rows)
     snaps = []
-    for seq, state, round_ in conn.execute("select seq, state, round from snapshots where game = ?", [template]).fetchall():
+    for seq, state, round_, full in conn.execute("select seq, state, round, full from snapshots where game = ?",
+                                                 [template]).fetchall():
         state = state.replace(f'"{template}"', f'"{new}"')
-        snaps.append((new, seq, state, _snapshot_digest(new, seq, hashes[seq], state), round_))
-    conn.executemany("insert into snapshots (game, seq, state, digest, round) values (?,?,?,?,?)", snaps)
+        snaps.append((new, seq, state, _snapshot_digest(new, seq, hashes[seq], state), round_, full))
+    conn.executemany("insert into snapshots (game, seq, state, digest, round, full) values (?,?,?,?,?,?)", snaps)
     if conn.execute("select 1 from sqlite_master where name = 'game_heads'").fetchone():
         # the head row's cache, as Store.put_snapshot writes it (its listing line names no game)
         columns = ", ".join(r[1] for r in conn.execute("pragma table_info(game_heads)") if r[1] not in ("game", "seq"))

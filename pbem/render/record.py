@@ -203,7 +203,8 @@ def for_round(store, game_id: str, round_: int, upto: int, head: str) -> GameRec
     snapshot = store.snapshot_before_round(game_id, round_, upto) if seed is not None else None
     if snapshot is not None and snapshot.problem is None:
         data = read_snapshot(snapshot.text)
-        session = Session.from_json(data, seed, held) if data is not None else None
+        # a light text in a row marked full (the kind is not under the digest): not a start
+        session = Session.from_json(data, seed, held) if data is not None and "light" not in data else None
         if session is not None and session.state is not None and session.state.round < round_:
             start, after = session, snapshot.seq  # else (its round column is wrong) from the start
     events = store.events(game_id, after=after, upto=upto)

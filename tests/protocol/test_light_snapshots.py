@@ -5,7 +5,9 @@ changed light snapshot is found; dropping either kind changes nothing but speed.
 
 from __future__ import annotations
 
+import dataclasses
 import json
+from pathlib import Path
 
 import pytest
 
@@ -162,6 +164,25 @@ def test_a_snapshot_marked_with_the_wrong_kind_is_found(played):
     assert not report["ok"] and "cannot be read" in report["problem"], report
 
 
+def test_a_summary_never_starts_from_a_light_snapshot_marked_full(played):
+    """The kind is not under the digest: a light row marked full has a digest that fits,
+    and a round's record is then replayed without it, to the same record (not a KeyError
+    out of the summary's mail)."""
+    from pbem.render import record
+    store, seq = played
+    round_ = rows(store)[-1][2]
+    head = store.head("g")
+    copy = Path(store.path).parent / "bare.db"
+    store.conn.execute("vacuum into ?", [str(copy)])
+    bare = Store(copy)
+    bare.conn.execute("delete from snapshots")
+    plain = lambda rec: (dataclasses.replace(rec, session=None), rec.session.to_json())  # noqa: E731
+    expected = plain(record.for_round(bare, "g", round_ + 1, *head))
+    store.conn.execute("update snapshots set full = 1 where game = 'g' and seq = ?", [seq])
+    assert store.snapshot_before_round("g", round_ + 1, head[0]).seq == seq
+    assert plain(record.for_round(store, "g", round_ + 1, *head)) == expected
+
+
 @pytest.mark.parametrize("drop", ["full = 1", "full = 0", "1"])
 def test_dropping_snapshots_changes_nothing_but_speed(played, drop):
     store, seq = played
@@ -224,3 +245,22 @@ def test_snapshots_written_before_light_ones_existed_are_full(tmp_path):
     loaded = commands.load(store, "g")
     assert other_events == [seq]
     assert loaded.to_json() == fresh(store).to_json() and audit.audit_store(store, "g")["ok"]
+
+
+
+def test_the_scale_bench_measures_copies_of_games_with_light_snapshots(tmp_path):
+    """benchmarks/bench_scale.py copies played games under new names and moves in them: a
+    copy must be loaded as its template was (its snapshots' kinds kept, nothing of the
+    template's replayed under the copy's name, which draws other dice), or no figure is
+    printed at all. Small sizes: this runs the bench, it does not time it."""
+    import importlib.util
+    import sys
+    path = Path(__file__).resolve().parents[2] / "benchmarks" / "bench_scale.py"
+    spec = importlib.util.spec_from_file_location("bench_scale_under_test", path)
+    bench = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = bench
+    spec.loader.exec_module(bench)
+    folder = tmp_path / "judges"
+    assert bench.main(["--games", "6", "--in-play", "2", "--small", "2", "--repeat", "1", "--keep", str(folder)]) == 0
+    big = Store(folder / "big.db")
+    assert rows(big, "f00002") == rows(Store(folder / "templates.db"), "Tfin2")  # a copy, as it was copied
