@@ -344,21 +344,31 @@ def _and_notices(store, rows: list, tried: set, report: SendReport, moment):
             rows.extend(fresh)
 
 
+RENDER_BATCH = 200  # rendered rows held before they are written: one commit for most runs,
+# and after a long outage no more than this many bodies (with their boards) in memory at once
+
+
 def render_pending(store) -> int:
     """Render the bodies of rows queued as what to render (public summaries, each once for
     all its recipients; private messages, from the model kept when queued); returns how
     many summaries were rendered."""
     from .moment import render_row
     cache: dict = {}
-    rendered = []
-    try:
-        for row in outbox.to_render(store):
-            rendered.append((row.id, *render_row(store, row.game, row.render, cache)))
-    finally:  # all written in one transaction (one commit), the rendering done outside it
+    rendered: list = []
+
+    def write() -> None:  # in one transaction (one commit), the rendering done outside it
         if rendered:
             with store.transaction():
                 for row_id, text, html, files in rendered:
                     outbox.set_row_bodies(store, row_id, text, html, files)
+            rendered.clear()
+    try:
+        for row in outbox.to_render(store):
+            rendered.append((row.id, *render_row(store, row.game, row.render, cache)))
+            if len(rendered) >= RENDER_BATCH:
+                write()
+    finally:
+        write()
     return len(cache)
 
 
