@@ -1,6 +1,7 @@
 """``render_pending`` renders every row that waits for its bodies, then writes them in one
-transaction (one per ``RENDER_BATCH`` rows after a long outage): the same bodies as one row at a time, and a row that cannot be rendered
-stops it as before, with the rows rendered before it written."""
+transaction (one per ``RENDER_BATCH`` rows after a long outage): the same bodies as one row
+at a time, and a row that cannot be rendered stops it as before, with the rows rendered
+before it written."""
 
 from __future__ import annotations
 
