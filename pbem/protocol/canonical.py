@@ -54,25 +54,26 @@ def _check(value: Any, path: str = "$") -> None:
     raise CanonicalError(f"{path}: {type(value).__name__} has no canonical JSON form")
 
 
-def _plain(value: Any) -> bool:
-    """True when ``value`` is built of nothing but the exact types canonical JSON takes (dict
-    with str keys, list, tuple, str, int, bool, None), which is what pbem's own events
-    are: then only the strings' Unicode is left to check, and encoding the text does that.
-    False for anything else (a float, another key type, a subclass): ``_check`` decides,
-    and names the place. The same answer as ``_check``, without a path made for every item."""
+def plain(value: Any, tuples: bool = True) -> bool:
+    """True when ``value`` is built of nothing but exactly dict (with str keys), list, str,
+    int, bool and None, and tuple unless ``tuples`` is False. Such a value has a canonical
+    form once its strings' Unicode is checked (encoding the text does that), and comes back
+    equal from JSON's round trip when it holds no tuple. False for anything else (a float,
+    another key type, a subclass), which the caller then asks the long way (``_check``
+    names the place). Quick: no path is made for every item."""
     kind = type(value)
     if kind is dict:
         for key, item in value.items():
             if type(key) is not str:
                 return False
             kind = type(item)
-            if not (kind is str or kind is int or kind is bool or item is None or _plain(item)):
+            if not (kind is str or kind is int or kind is bool or item is None or plain(item, tuples)):
                 return False
         return True
-    if kind is list or kind is tuple:
+    if kind is list or (tuples and kind is tuple):
         for item in value:
             kind = type(item)
-            if not (kind is str or kind is int or kind is bool or item is None or _plain(item)):
+            if not (kind is str or kind is int or kind is bool or item is None or plain(item, tuples)):
                 return False
         return True
     return kind is str or kind is int or kind is bool or value is None
@@ -80,7 +81,7 @@ def _plain(value: Any) -> bool:
 
 def canonical_json(value: Any) -> bytes:
     """Return the canonical JSON bytes of ``value`` (sorted keys, no spaces, UTF-8)."""
-    if not _plain(value):
+    if not plain(value):
         _check(value)
     text = json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False)
     try:
