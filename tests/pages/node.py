@@ -20,7 +20,7 @@ NODE = shutil.which("node") or "/usr/bin/node"
 _RUNNER = r"""
 const fs = require("fs"), vm = require("vm");
 const [files, script, inputPath] = JSON.parse(process.argv[1]);
-const context = vm.createContext({ TextEncoder, console });
+const context = vm.createContext({ TextEncoder, console, atob, btoa });
 for (const f of files) vm.runInContext(fs.readFileSync(f, "utf8"), context, { filename: f });
 context.INPUT = JSON.parse(fs.readFileSync(inputPath === "-" ? 0 : inputPath, "utf8"));
 vm.runInContext(script, context, { filename: "test-script.js" });

@@ -845,5 +845,5 @@
   function headline(s) { return { round: s.round, step: s.step, phase: s.phase, start_player: s.players[s.start] }; }
 
   P.games.tortuga = { name: "tortuga", checkPlayers, setup, pending, check, apply, default: defaultChoice, view, result, headline,
-                      round: (s) => s.round, step: (s) => s.step };
+                      };
 })(globalThis.PBEM = globalThis.PBEM || {});
