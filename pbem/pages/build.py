@@ -3,12 +3,16 @@
 The page is one self-contained file (docs/protocol.md §17). Its rules replay is written as
 plain scripts in ``pbem/pages/js/`` (each ``(function (P) {...})(globalThis.PBEM)``), and
 this module inlines them, in the fixed order of ``ORDER``, into the one script block between
-the markers below. Nothing else of the page changes. ``--check`` exits 1 when the page is
-not what the sources make (a test runs it), so the checked-in page is always current.
+the markers below. Nothing else of the page changes. It then writes the page's SHA-256 into
+the line of docs/protocol.md §17 that prints it (when the docs are at hand: a source
+checkout). ``--check`` exits 1 when the page or that line is not what the sources make (a
+test runs it), so the checked-in page is always current.
 """
 
 from __future__ import annotations
 
+import hashlib
+import re
 import sys
 from pathlib import Path
 
@@ -19,6 +23,8 @@ JS = HERE / "js"
 ORDER = ("base.js", "tortuga.js", "tortuga1667.js", "replay.js")
 BEGIN = "<script id=\"pbem-rules\">\n"
 END = "</script>\n<!-- end of pbem-rules -->\n"
+DOC = HERE.parents[1] / "docs" / "protocol.md"
+SHA_LINE = re.compile(r"(SHA-256 of pbem/pages/verify\.html: )([0-9a-f]{64})")
 
 
 def sources() -> list[Path]:
@@ -37,17 +43,28 @@ def built(page: str) -> str:
     return page[:start] + block() + page[end:]
 
 
+def documented(doc: str, page: str) -> str:
+    """docs/protocol.md with the page's SHA-256 in §17's line."""
+    digest = hashlib.sha256(page.encode("utf-8")).hexdigest()
+    return SHA_LINE.sub(lambda m: m.group(1) + digest, doc)
+
+
 def main(argv: list[str]) -> int:
     page = PAGE.read_text(encoding="utf-8")
     new = built(page)
+    doc = DOC.read_text(encoding="utf-8") if DOC.exists() else None
+    new_doc = documented(doc, new) if doc is not None else None
     if "--check" in argv:
-        if new != page:
-            print("pbem/pages/verify.html is not current: run python -m pbem.pages.build", file=sys.stderr)
+        if new != page or new_doc != doc:
+            print("pbem/pages/verify.html (or its SHA-256 in docs/protocol.md) is not current: "
+                  "run python -m pbem.pages.build", file=sys.stderr)
             return 1
         return 0
     if new != page:
         PAGE.write_bytes(new.encode("utf-8"))
-    print(f"{PAGE}: {len(new.encode('utf-8'))} bytes")
+    if new_doc != doc:
+        DOC.write_bytes(new_doc.encode("utf-8"))
+    print(f"{PAGE}: {len(new.encode('utf-8'))} bytes, SHA-256 {hashlib.sha256(new.encode('utf-8')).hexdigest()}")
     return 0
 
 

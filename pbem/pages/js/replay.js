@@ -40,7 +40,6 @@
   }
   const typeName = (v) => (v === null ? "NoneType" : typeof v === "boolean" ? "bool" : typeof v === "string" ? "str"
     : typeof v === "number" ? (Number.isInteger(v) ? "int" : "float") : Array.isArray(v) ? "list" : "dict");
-  const clone = (v) => (v === null || typeof v !== "object" ? v : JSON.parse(JSON.stringify(v)));
 
   // ------------------------------------------------------------------ times (pbem/protocol/times.py)
   const AT = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z$/;
@@ -99,6 +98,7 @@
     const expected = `${what} must be 64 hexadecimal characters (${meaning})`;
     if (typeof text !== "string") throw new Refused(`${expected}, got ${typeName(text)}`);
     const value = text.replace(/^[\s\u0085]+|[\s\u0085]+$/g, "");
+    if (/^[0-9a-fA-F]{64}$/.test(value)) return value.toLowerCase();
     const chars = Array.from(value);
     for (let i = 0; i < chars.length; i++) if (!/[0-9a-fA-F]/.test(chars[i])) throw new Refused(`${expected}, contains ${B.reprString(chars[i])} at position ${i + 1}`);
     if (chars.length !== 64) throw new Refused(`${expected}, got ${chars.length} characters`);
@@ -673,7 +673,8 @@
         asker = this.player(asker);
         if ((this.extUsed[asker] || 0) >= rules.count) throw new Refused(`${asker} has used the extensions this game allows a player (${rules.count}); ask the moderator instead`);
       }
-      for (const item of requests) {
+      for (const raw of requests) {
+        const item = raw !== null && typeof raw === "object" && !Array.isArray(raw) ? Object.assign({}, raw) : raw;
         const key = [this.player(need(item, "player")), need(item, "round"), need(item, "step"), need(item, "kind")];
         if (asker !== null && key[0] !== asker) throw new Refused(`${asker} may only extend their own deadlines, not ${key[0]}'s`);
         const until = checkTime(need(item, "until"), "an extension's time");
@@ -813,7 +814,8 @@
     const session = new Session(game, seed, heldIn(rows));
     for (const row of rows) {
       try {
-        session.apply(row.kind, clone(row.data), row.at, row.seq);
+        // a copy: the replay fills in what an event may leave out (as the audit's setdefault)
+        session.apply(row.kind, row.data !== null && typeof row.data === "object" && !Array.isArray(row.data) ? Object.assign({}, row.data) : row.data, row.at, row.seq);
       } catch (e) {
         if (e instanceof UnknownGame) return { ok: false, unknownGame: e.game, seq: row.seq, reason: e.message, session };
         if (!(e instanceof Refused)) throw e;

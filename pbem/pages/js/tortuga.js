@@ -752,8 +752,7 @@
   const check = (s, player, text) => validate(s, player, text)[2];
   function apply(state, player, text, rng) {
     const [seat, kind, canonical, parsed] = validate(state, player, text);
-    const s = clone(state);
-    s.effects = [];
+    const s = copyState(state);
     if (kind === "select") {
       if (s.open_select.includes(seat)) {
         s.open_select.splice(s.open_select.indexOf(seat), 1);
@@ -781,6 +780,20 @@
     }
     advance(s, rng);
     return s;
+  }
+  // a copy to change, as apply needs it: what the rules change in place is copied (the
+  // effects start afresh); what they only ever replace or never change is shared
+  function copyState(s) {
+    const c = Object.assign({}, s);
+    c.bag = s.bag.slice(); c.pool = s.pool.slice(); c.centre = s.centre.slice();
+    c.boards = s.boards.map((b) => ({ boat: b.boat, pirate: b.pirate, tortuga: b.tortuga.slice(), fleet: b.fleet.slice(),
+                                      crew: b.crew.slice(), island: b.island.slice(), tiles: b.tiles.slice(), bonus: b.bonus.slice(),
+                                      dice: b.dice.slice(), roll: b.roll.slice(), held: b.held.slice(), bonus_owed: b.bonus_owed }));
+    c.rolling = s.rolling.slice(); c.sealed = Object.assign({}, s.sealed);
+    c.skull_queue = s.skull_queue.slice(); c.open_select = s.open_select.slice();
+    c.decisions = Object.assign({}, s.decisions); c.targets = Object.assign({}, s.targets); c.orders = Object.assign({}, s.orders);
+    c.effects = [];
+    return c;
   }
   const defaultChoice = (s, player, kind) => defaultFor(s, s.players.indexOf(player), kind);
 
