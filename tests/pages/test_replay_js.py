@@ -99,7 +99,7 @@ OUTPUT = { moves: INPUT.reduce((n, g) => n + g.moves.length, 0), differ: out };
 
 ODD = ["", "Q", "A,A", "b c", "skull:raid", "fleet:go", "board:dee:red", "board:ｄｅｅ", "board:zz", "order:r/b",
        "bonus:new:hunt", "none", "A,B,C,D,E", "raid:ani", "crew : GO", "hunt:x", "  c,B ", "order:-/-", "bonus:flip",
-       "raid:forfeit", "skull:sail", "order:p,p/y", "BC", "e+d"]
+       "raid:forfeit", "skull:sail", "order:p,p/y", "BC", "e+d", "raid:STRASSE%:b", "board:straße%"]
 
 
 def _rules_games(count: int) -> list[dict]:
@@ -109,7 +109,7 @@ def _rules_games(count: int) -> list[dict]:
     out = []
     for g in range(count):
         r = random.Random(g)
-        players = ["ani", "Bo/x", "cy%", "Ｄee"][: r.randint(2, 4)]
+        players = ["ani", "Straße%", "Bo/x", "Ｄee"][: r.randint(2, 4)]
         seed = hashlib.sha256(f"rules {g}".encode()).digest()
         rng = RandomSource(seed, f"g{g}", "e")
         options = {"variant": r.choice(["standard", "long"]), "start": r.choice(players)}

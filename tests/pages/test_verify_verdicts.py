@@ -538,3 +538,45 @@ def test_receipts_in_a_saved_mail_are_read_as_the_audit_reads_them(pages, page):
     shown = check(pages, page, pages.rechain(rows), "judged.jsonl", receipts_files=[saved],
                   _audit=("--receipt", str(saved)))
     assert shown["verdict"] == "OK" and shown["line"].endswith(", 2 receipts checked"), shown
+
+
+# ------------------------------------------------------------------ the rules replay (issue 28)
+
+def test_a_choice_the_rules_refuse_fails_as_the_audit_says(pages, page):
+    """What the page said OK to before it replayed the rules: a decision changed to one the
+    rules do not understand, and a reveal applied otherwise than the rules apply it."""
+    rows = tortuga(pages)
+    decide = next(r for r in rows if r["kind"] == "decide" and r["seq"] > 30)
+    decide["data"]["choice"] = decide["data"]["applied"] = "Ax"
+    shown = check(pages, page, pages.rechain(rows), "rules-decide.jsonl")
+    assert shown["line"].startswith(f"FAIL: event {decide['seq']}: not understood: 'Ax'"), shown
+    rows = tortuga(pages)
+    reveal = next(r for r in rows if r["kind"] == "reveal" and r["seq"] > 30)
+    reveal["data"]["applied"] = "none"
+    shown = check(pages, page, pages.rechain(rows), "rules-reveal.jsonl")
+    assert shown["line"].startswith(f"FAIL: event {reveal['seq']}: recorded applied 'none' differs from the rules'"), shown
+
+
+def test_bot_games_with_the_judges_discretion_get_the_audits_verdict(pages, page):
+    """Games with pauses, extensions, replacements, NMR and the stand-in (tests/pages/botgames.py),
+    whole and with one event's data changed: the page's line is the audit's."""
+    import random
+    import sys
+    from pathlib import Path
+    sys.path.insert(0, str(Path(__file__).parent))
+    import botgames
+    r = random.Random(28)
+    verdicts = set()
+    for number in (3, 5, 8, 13):
+        game = botgames.play(number)
+        shown = check(pages, page, game["export"], f"bot-{number}.jsonl")
+        assert shown["verdict"] == "OK", shown
+        rows = pages.rows_of(game["export"])
+        for k in range(3):
+            i = r.choice([i for i, row in enumerate(rows) if row["kind"] in ("decide", "reveal", "default", "nmr", "commit")])
+            altered = [dict(row, data=dict(row["data"])) for row in rows]
+            field = r.choice(sorted(altered[i]["data"]))
+            altered[i]["data"][field] = 7 if field != "choice" else "B"
+            shown = check(pages, page, pages.rechain(altered), f"bot-{number}-{k}.jsonl")
+            verdicts.add(shown["verdict"])
+    assert "FAIL" in verdicts

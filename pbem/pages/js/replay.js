@@ -11,6 +11,7 @@
 (function (P) {
   const B = P.base, quote = B.quote, shorten = B.shorten;
   const PUBLIC_PREFIX = "pbem-ed25519-public:", SECRET_PREFIX = "pbem-ed25519-secret:";
+  const KNOWN_GAMES = ["tortuga", "tortuga1667"]; // the game types pbem has (pbem/games/__init__.py)
 
   class Refused extends Error {
     constructor(message, seq) { super(message); this.seq = seq || null; }
@@ -145,8 +146,8 @@
     }
 
     apply(kind, data, at, seq) {
-      const handler = HANDLERS[kind];
-      if (!handler || typeof kind !== "string") throw new Refused(`unknown event kind ${quote(kind)}`);
+      const handler = typeof kind === "string" && has(HANDLERS, kind) ? HANDLERS[kind] : null;
+      if (!handler) throw new Refused(`unknown event kind ${quote(kind)}`);
       if (kind !== "created" && !this.meta) throw new Refused("the log must begin with a 'created' event");
       if (data === null || typeof data !== "object" || Array.isArray(data) || typeof at !== "string") throw new Refused(`malformed ${kind} event: data must be an object and 'at' a time`);
       if (at < this.lastAt) throw new Refused(`event time ${at} is earlier than the event before it (${this.lastAt})`);
@@ -170,8 +171,9 @@
     created(d, at) {
       if (this.meta) throw new Refused("the game was already created");
       const type = need(d, "game_type");
-      this.rules = typeof type === "string" && has(P.games, type) ? P.games[type] : null;
-      if (!this.rules) throw new UnknownGame(type);
+      if (!KNOWN_GAMES.includes(type)) throw new Refused(`unknown game type ${quote(type)}; known: ${KNOWN_GAMES.join(", ")}`);
+      this.rules = has(P.games, type) ? P.games[type] : null;
+      if (!this.rules) throw new UnknownGame(type); // a game pbem has, whose rules this page lacks
       try { this.players = this.rules.checkPlayers(need(d, "players")); } catch (e) {
         if (e instanceof Malformed) throw e;
         throw new Refused(e.message);

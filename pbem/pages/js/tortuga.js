@@ -44,7 +44,10 @@
   const splitWs = (s) => s.split(new RegExp(`[${WS}]+`)).filter((t) => t.length);
   const lower = (s) => s.toLowerCase();
   const upper = (s) => s.toUpperCase();
-  const fold = (name) => name.normalize("NFKC").toLowerCase(); // docs/protocol.md §2, Names (casefold)
+  // docs/protocol.md §2, Names: NFKC, then case folding (Unicode's full folding: lower case,
+  // and the few letters whose folding is not their lower case)
+  const FOLD = { "ß": "ss", "ẞ": "ss", "ς": "σ", "ϐ": "β", "ϑ": "θ", "ϕ": "φ", "ϖ": "π", "ϰ": "κ", "ϱ": "ρ", "ϵ": "ε", "ᾳ": "αι", "ῃ": "ηι", "ῳ": "ωι" };
+  const fold = (name) => name.normalize("NFKC").toLowerCase().replace(/[ßẞςϐϑϕϖϰϱϵᾳῃῳ]/g, (c) => FOLD[c]);
   const labelName = (name) => name.replace(/%/g, "%25").replace(/\//g, "%2F");
   const clone = (v) => (v === null || typeof v !== "object" ? v : Array.isArray(v) ? v.map(clone)
     : Object.fromEntries(Object.entries(v).map(([k, x]) => [k, clone(x)])));
