@@ -47,15 +47,20 @@ class Clock:
 
 
 def play(number: int, game_type: str = "tortuga", players: int | None = None, max_events: int = 4000) -> dict:
-    """One bot game (seeded by ``number``): {"game", "export", "states", "audit"}."""
+    """One bot game: {"game", "export", "states", "audit"}. ``number`` seeds the players'
+    count, the options, the bots and the judge's discretion; the server seed and the salts
+    are fresh, as pbem makes them, so each run plays other games."""
     r = random.Random(number)
-    names = list(NAMES[: players or r.randint(2, 4)])
+    from pbem import games
+    rules = games.get(game_type)
+    low, high = getattr(rules, "MIN_PLAYERS", 2), getattr(rules, "MAX_PLAYERS", 4)
+    names = list((NAMES + tuple(f"p{k}" for k in range(10)))[: players or r.randint(low, high)])
     gid = f"diff-{number}"
     deadline = r.choice((None, 86400, 86400, 3600 * 48))
     with tempfile.TemporaryDirectory() as tmp:
         store = Store(Path(tmp) / "g.db")
         clock = Clock()
-        options = {"variant": r.choice(("standard", "standard", "long")), "start": r.choice(names)}
+        options = _options(game_type, names, r)
         commands.create_game(store, gid, game_type, names, options, deadline_seconds=deadline,
                              at=clock.at, stand_in_after=r.choice((None, None, 1, 2, 3)),
                              extensions={"count": 2, "max_seconds": 86400} if deadline and r.random() < 0.3 else None)
@@ -74,7 +79,7 @@ def play(number: int, game_type: str = "tortuga", players: int | None = None, ma
             try:
                 if _discretion(store, gid, session, r, at, deadline):
                     continue
-                if r.random() < 0.002:
+                if r.random() < 0.0005:
                     commands.reveal_seed(store, gid, force=True, at=at)
                     break
                 _move(store, gid, session, r, at, bots, absent, home_sealed)
@@ -88,6 +93,15 @@ def play(number: int, game_type: str = "tortuga", players: int | None = None, ma
     report = audit_file(text)
     return {"game": gid, "export": text, "states": states,
             "audit": {"ok": report["ok"], "bad_seq": report.get("bad_seq"), "problem": report.get("problem")}}
+
+
+def _options(game_type: str, names: list, r: random.Random) -> dict:
+    """Random options the game offers (Tortuga: its variant and start player)."""
+    if game_type == "tortuga":
+        return {"variant": r.choice(("standard", "standard", "long")), "start": r.choice(names)}
+    from pbem import games
+    offered = getattr(games.get(game_type), "OPTIONS", {})
+    return {name: r.choice(values) for name, values in offered.items()}
 
 
 def _seed_of(rows):
@@ -170,7 +184,7 @@ for (const g of INPUT) {
   let verdict = null;
   if (report.ok !== audit.ok) verdict = { js: report.ok ? "ok" : report.line, py: audit.problem };
   else if (!report.ok && report.seq !== audit.bad_seq) verdict = { js: report.line, py: audit.problem };
-  if (bad || verdict) out.push({ game: g.game, state: bad, verdict });
+  if (bad || verdict) out.push({ game: g.game, state: bad, verdict, export: out.length < 3 ? g.export : undefined });
 }
 OUTPUT = { games: INPUT.length, events: INPUT.reduce((n, g) => n + g.states.length, 0), differ: out };
 """

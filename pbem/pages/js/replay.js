@@ -135,6 +135,12 @@
       return this._pending[1];
     }
     requestsOf(player) { return this.pending().filter((r) => r.player === player); }
+    // the game's round and step now (§2): as the game's headline gives them (Tortuga 1667's
+    // are its turn and vote numbers), else the state's own fields
+    roundStep() {
+      const h = this.rules.headline ? this.rules.headline(this.state) : this.state;
+      return [h.round, h.step];
+    }
     owed() {
       const out = [], step = this.sealed;
       if (step) {
@@ -368,7 +374,7 @@
         kind = need(d, "kind");
         const request = this.requestsOf(player).find((r) => r.kind === kind);
         if (!request) throw new Refused(`${player} owes no ${B.pyStr(kind)} choice now`);
-        const [r, s] = [this.state.round, this.state.step];
+        const [r, s] = this.roundStep();
         if (!pyEq(get(d, "round"), r) || !pyEq(get(d, "step"), s)) {
           throw new Refused(`this default is for round ${shorten(B.pyStr(get(d, "round")))} step ${shorten(B.pyStr(get(d, "step")))}, the game is at round ${r} step ${s}`);
         }
@@ -385,7 +391,7 @@
       const player = this.player(need(d, "player"));
       for (const r of this.requestsOf(player)) if (r.sealed) throw new Refused(`${player} owes a sealed choice: commit to it and reveal it, not decide`);
       const canonical = this.rules.check(this.state, player, need(d, "choice"));
-      const [r, s] = [this.state.round, this.state.step];
+      const [r, s] = this.roundStep();
       if (!pyEq(get(d, "round"), r) || !pyEq(get(d, "step"), s)) {
         throw new Refused(`this decision is for round ${shorten(B.pyStr(get(d, "round")))} step ${shorten(B.pyStr(get(d, "step")))}, the game is at round ${r} step ${s}`);
       }
