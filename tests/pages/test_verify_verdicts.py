@@ -580,3 +580,11 @@ def test_bot_games_with_the_judges_discretion_get_the_audits_verdict(pages, page
             shown = check(pages, page, pages.rechain(altered), f"bot-{number}-{k}.jsonl")
             verdicts.add(shown["verdict"])
     assert "FAIL" in verdicts
+
+
+@pytest.mark.parametrize("seed", ["zz", "abc", 5, None])
+def test_a_revealed_seed_that_is_not_hex_fails_as_the_audit_says(pages, page, seed):
+    rows = tortuga(pages)
+    rows[-1]["data"]["seed"] = seed
+    shown = check(pages, page, pages.rechain(rows), "seed-not-hex.jsonl")
+    assert shown["verdict"] == "FAIL" and shown["line"].startswith(f"FAIL: event {rows[-1]['seq']}: malformed seed_revealed event")

@@ -75,6 +75,22 @@
     return `${seconds}s`;
   }
 
+  // Python's bytes.fromhex: pairs of hex digits, ASCII white space between pairs
+  function fromhex(text) {
+    if (typeof text !== "string") throw new Malformed(`fromhex() argument must be str, not ${text === null ? "None" : typeName(text)}`);
+    const out = [], space = " \t\n\u000b\f\r", digit = (c) => (c !== undefined && /^[0-9a-fA-F]$/.test(c) ? parseInt(c, 16) : -1);
+    for (let i = 0; i < text.length;) {
+      if (space.includes(text[i])) { i++; continue; }
+      const top = digit(text[i]);
+      if (top < 0) throw new Malformed(`non-hexadecimal number found in fromhex() arg at position ${i}`);
+      const bot = digit(text[i + 1]);
+      if (bot < 0) throw new Malformed(`non-hexadecimal number found in fromhex() arg at position ${i + 1}`);
+      out.push(top * 16 + bot);
+      i += 2;
+    }
+    return Uint8Array.from(out);
+  }
+
   // ------------------------------------------------------------------ keys, commitments
   function b64strict(text) {
     if (!/^[A-Za-z0-9+/]*={0,2}$/.test(text) || text.length % 4) return null;
@@ -239,10 +255,7 @@
     }
     seed_revealed(d, at) {
       if (this.seedRevealed) throw new Refused(`the seed of ${this.game} is already revealed`);
-      const text = need(d, "seed");
-      if (typeof text !== "string") throw new Malformed(`fromhex() argument must be str, not ${typeName(text)}`);
-      const bytes = B.unhex(text.replace(/\s+/g, ""));
-      if (bytes === null) throw new Malformed("non-hexadecimal number found in fromhex() arg");
+      const bytes = fromhex(need(d, "seed"));
       if (B.sha256Hex(bytes) !== need(this.meta, "seed_hash")) throw new Refused("the revealed seed does not match the seed hash published at creation");
       if (this.owesDisclosure()) throw new Refused("the held reveals of anonymous steps are disclosed (a 'disclosed' event) before the seed is revealed");
       this.seedRevealed = true;
@@ -807,9 +820,10 @@
   function seedIn(rows) {
     const committed = rows.length && rows[0].data && typeof rows[0].data === "object" ? rows[0].data.seed_hash : null;
     const row = rows.find((r) => r.kind === "seed_revealed");
-    if (!row || !row.data || typeof row.data.seed !== "string") return null;
-    const seed = B.unhex(row.data.seed.replace(/\s+/g, ""));
-    return seed && B.sha256Hex(seed) === committed ? seed : null;
+    if (!row || !row.data || typeof row.data !== "object") return null;
+    let seed;
+    try { seed = fromhex(row.data.seed); } catch (e) { return null; }
+    return B.sha256Hex(seed) === committed ? seed : null;
   }
 
   // Replay an export's rows (objects with seq, kind, at, data) as `pbem audit` does.
