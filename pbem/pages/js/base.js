@@ -64,6 +64,37 @@
   }
   function pyStr(v) { return typeof v === "string" ? v : pyRepr(v); }
 
+  // Python's type name of a JSON value, and what tuple(v), dict(v or {}) and {**v} make of
+  // one (the rules and the replay take their input as Python does, refusals included)
+  const typeName = (v) => (v === null || v === undefined ? "NoneType" : typeof v === "boolean" ? "bool" : typeof v === "string" ? "str"
+    : typeof v === "number" ? (Number.isInteger(v) ? "int" : "float") : Array.isArray(v) ? "list" : "dict");
+  function pyIter(v) {
+    if (typeof v === "string") return Array.from(v);
+    if (Array.isArray(v)) return v;
+    if (v !== null && typeof v === "object") return Object.keys(v);
+    throw new TypeError(`'${typeName(v)}' object is not iterable`);
+  }
+  const falsy = (v) => v === null || v === undefined || v === false || v === 0 || v === "" || (Array.isArray(v) && !v.length)
+    || (typeof v === "object" && !Array.isArray(v) && !Object.keys(v).length);
+  function pyDict(v) {
+    if (falsy(v)) return {};
+    if (typeof v === "object" && !Array.isArray(v)) return Object.assign({}, v);
+    const out = {};
+    pyIter(v).forEach((item, i) => {
+      const pair = typeof item === "string" || Array.isArray(item) ? pyIter(item) : null;
+      if (pair === null) throw new TypeError(`cannot convert dictionary update sequence element #${i} to a sequence`);
+      if (pair.length !== 2) throw new RangeError(`dictionary update sequence element #${i} has length ${pair.length}; 2 is required`);
+      if (pair[0] !== null && typeof pair[0] === "object") throw new TypeError(`unhashable type: '${typeName(pair[0])}'`);
+      out[typeof pair[0] === "string" ? pair[0] : pyRepr(pair[0])] = pair[1];
+    });
+    return out;
+  }
+  function pyMapping(v) {
+    if (falsy(v)) return {};
+    if (typeof v === "object" && !Array.isArray(v)) return v;
+    throw new TypeError(`'${typeName(v)}' object is not a mapping`);
+  }
+
   // ------------------------------------------------------------------ canonical JSON (§1)
 
   function byCodePoint(a, b) {
@@ -226,7 +257,7 @@
   }
 
   P.ChoiceError = ChoiceError;
-  P.base = { reprString, quote, shorten, pyRepr, pyStr, canonical, canonicalBytes, canonicalString, byCodePoint,
+  P.base = { typeName, pyIter, pyDict, pyMapping, reprString, quote, shorten, pyRepr, pyStr, canonical, canonicalBytes, canonicalString, byCodePoint,
              sha256, sha256Hex, hex, unhex, concat, hmac, hmacKey, commitment, clientEntropy, batchDigest, Random };
   P.games = P.games || {};
 })(globalThis.PBEM = globalThis.PBEM || {});

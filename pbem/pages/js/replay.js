@@ -39,8 +39,7 @@
     const ka = Object.keys(a), kb = Object.keys(b);
     return ka.length === kb.length && ka.every((k) => has(b, k) && pyEq(a[k], b[k]));
   }
-  const typeName = (v) => (v === null ? "NoneType" : typeof v === "boolean" ? "bool" : typeof v === "string" ? "str"
-    : typeof v === "number" ? (Number.isInteger(v) ? "int" : "float") : Array.isArray(v) ? "list" : "dict");
+  const typeName = B.typeName;
 
   // ------------------------------------------------------------------ times (pbem/protocol/times.py)
   const AT = /^([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z$/;
@@ -60,7 +59,10 @@
     const d = new Date(t), p = (n, w = 2) => String(n).padStart(w, "0");
     return `${p(d.getUTCFullYear(), 4)}-${p(d.getUTCMonth() + 1)}-${p(d.getUTCDate())}T${p(d.getUTCHours())}:${p(d.getUTCMinutes())}:${p(d.getUTCSeconds())}Z`;
   }
-  const shift = (at, seconds) => fmtAt(parseAt(at) + seconds * 1000);
+  function shift(at, seconds) {
+    if (typeof seconds !== "number" && typeof seconds !== "boolean") throw new TypeError(`unsupported type for timedelta seconds component: ${typeName(seconds)}`);
+    return fmtAt(parseAt(at) + Number(seconds) * 1000);
+  }
   const secondsBetween = (earlier, later) => Math.trunc((parseAt(later) - parseAt(earlier)) / 1000);
   function checkTime(text, what) {
     try { if (typeof text === "string" && fmtAt(parseAt(text)) === text) return text; } catch (e) { /* below */ }
@@ -123,8 +125,17 @@
   }
   const parseCommitment = (t) => parseHex64(t, "commitment", "sha256");
   const parseSalt = (t) => parseHex64(t, "salt", "32 random bytes");
+  // pbem/protocol/commit.py: the fields of a commitment, checked before it is made
+  function makeCommitment(game, round, step, player, choice, salt) {
+    for (const [name, v] of [["game", game], ["player", player], ["choice", choice]]) {
+      if (typeof v !== "string") throw new Refused(`${name} must be a string, got ${typeName(v)}`);
+    }
+    for (const [name, v] of [["round", round], ["step", step]]) if (!isInt(v)) throw new Refused(`${name} must be an integer, got ${typeName(v)}`);
+    return B.commitment(game, round, step, player, choice, parseSalt(salt));
+  }
   function commitmentMatches(commitment, game, round, step, player, choice, salt) {
-    try { return B.commitment(game, round, step, player, choice, salt) === commitment; } catch (e) { return false; }
+    const expected = parseCommitment(commitment);
+    return makeCommitment(game, round, step, player, choice, salt) === expected;
   }
 
   // ------------------------------------------------------------------ the session
@@ -197,12 +208,12 @@
       this.rules = has(P.games, type) ? P.games[type] : null;
       if (!this.rules) throw new UnknownGame(type); // a game pbem has, whose rules this page lacks
       try { this.players = this.rules.checkPlayers(need(d, "players")); } catch (e) {
-        if (e instanceof Malformed) throw e;
+        if (e instanceof Malformed || e instanceof TypeError) throw e;
         throw new Refused(e.message);
       }
       this.meta = Object.assign({}, d);
       this.keys = {};
-      for (const [player, key] of Object.entries(get(d, "keys") || {})) this.key({ player, public_key: key }, at);
+      for (const [player, key] of Object.entries(B.pyDict(get(d, "keys")))) this.key({ player, public_key: key }, at);
       if (has(d, "judge_key")) {
         try { parseKey(d.judge_key); } catch (e) { throw new Refused(`the judge key: ${e.message}`); }
       }
@@ -621,7 +632,12 @@
           if (Boolean(get(record, "default")) !== (pub.how[player] === "default")) throw new Refused(`the disclosure of step ${r}.${s} says ${player} ${get(record, "default") ? "defaulted" : "revealed"}; the log says otherwise`);
           if (get(record, "default")) continue;
           const [committed] = pub.commits[player];
-          if (!commitmentMatches(committed, this.game, r, s, player, need(record, "choice"), parseSalt(need(record, "salt")))) throw new Refused(`the disclosed reveal of ${player} for step ${r}.${s} does not match their commitment`);
+          let matches;
+          try { matches = commitmentMatches(committed, this.game, r, s, player, need(record, "choice"), parseSalt(need(record, "salt"))); } catch (e) {
+            if (e instanceof Refused) throw new Malformed(e.message); // a ValueError there: "malformed disclosed event"
+            throw e;
+          }
+          if (!matches) throw new Refused(`the disclosed reveal of ${player} for step ${r}.${s} does not match their commitment`);
         }
         if (pub.digest !== null && B.batchDigest(this.game, r, s, reveals) !== pub.digest) throw new Refused(`the disclosed reveals of step ${r}.${s} do not give its batch digest`);
       }
@@ -689,15 +705,17 @@
       const requests = need(d, "requests");
       if (!Array.isArray(requests) || !requests.length) throw new Refused("an extension names the requests whose deadlines it moves");
       let asker = get(d, "player");
-      const rules = Object.assign({ count: 1, max_seconds: 86400 }, get(this.meta, "extensions") || {});
+      const allowance = () => Object.assign({ count: 1, max_seconds: 86400 }, B.pyMapping(get(this.meta, "extensions")));
+      let rules = null;
       if (d.by === "player") {
+        rules = allowance();
         asker = this.player(asker);
         if ((this.extUsed[asker] || 0) >= rules.count) throw new Refused(`${asker} has used the extensions this game allows a player (${rules.count}); ask the moderator instead`);
       }
       for (const raw of requests) {
         const item = raw !== null && typeof raw === "object" && !Array.isArray(raw) ? Object.assign({}, raw) : raw;
         const key = [this.player(need(item, "player")), need(item, "round"), need(item, "step"), need(item, "kind")];
-        if (asker !== null && key[0] !== asker) throw new Refused(`${asker} may only extend their own deadlines, not ${key[0]}'s`);
+        if (asker !== null && key[0] !== asker) throw new Refused(`${B.pyStr(asker)} may only extend their own deadlines, not ${key[0]}'s`);
         const until = checkTime(need(item, "until"), "an extension's time");
         if (this.state === null) continue;
         const k = kkey(...key);
@@ -705,11 +723,11 @@
         const due = this.baseDue(k);
         expect(item, "from", due);
         if (this.paused === null && at >= due) {
-          if (d.by !== "moderator") throw new Refused(`the deadline of ${key[0]}'s ${key[3]} passed at ${due}; an extension must come before it (after it, only the moderator can give a new deadline)`);
-          if (until <= at) throw new Refused(`the deadline of ${key[0]}'s ${key[3]} passed at ${due}; a new deadline must be after now (${at}): give a later time, or a longer extension`);
+          if (d.by !== "moderator") throw new Refused(`the deadline of ${key[0]}'s ${B.pyStr(key[3])} passed at ${due}; an extension must come before it (after it, only the moderator can give a new deadline)`);
+          if (until <= at) throw new Refused(`the deadline of ${key[0]}'s ${B.pyStr(key[3])} passed at ${due}; a new deadline must be after now (${at}): give a later time, or a longer extension`);
         }
         if (until <= due) throw new Refused(`an extension moves a deadline later: ${until} is not after ${due}`);
-        if (d.by === "player" && secondsBetween(due, until) > rules.max_seconds) {
+        if (d.by === "player" && secondsBetween(due, until) > allowance().max_seconds) {
           throw new Refused(`a player may extend a deadline by at most ${short(rules.max_seconds)} in this game; ask for ${short(rules.max_seconds)} or less, or ask the moderator`);
         }
         this.dueOver.set(k, until);
@@ -780,7 +798,11 @@
         return;
       }
       const salt = B.hex(this.rng.block(`stand-in-salt/${index}`, 0));
-      const expected = B.commitment(this.game, need(d, "round"), need(d, "step"), seat, choice, salt);
+      let expected;
+      try { expected = makeCommitment(this.game, need(d, "round"), need(d, "step"), seat, choice, salt); } catch (e) {
+        if (e instanceof Refused) throw new Malformed(e.message);
+        throw e;
+      }
       if (!request.sealed || get(d, "commitment") !== expected) throw new Refused(`the stand-in's commitment for ${seat} is not the one its policy (stand-in-v1) makes here`);
       this.standInMoves++;
     }

@@ -705,7 +705,8 @@
   // ------------------------------------------------------------------ the interface
   const DEFAULT_FACES = [0, 1, 2, 3, 4].map((i) => [0, 1, 2, 3, 4].map((j) => ((i + j) % 5) + 1));
   function checkPlayers(players) {
-    if (!Array.isArray(players) || players.length < 2 || players.length > 4) throw new Error(`Tortuga takes 2 to 4 players, got ${Array.isArray(players) ? players.length : 0}`);
+    players = B.pyIter(players);
+    if (players.length < 2 || players.length > 4) throw new Error(`Tortuga takes 2 to 4 players, got ${players.length}`);
     const seen = new Set();
     for (const name of players) {
       if (typeof name !== "string" || !name || name !== strip(name)) throw new Error(`player name ${quote(name)} must be non-empty without surrounding spaces`);
@@ -720,7 +721,7 @@
     return players.slice();
   }
   function setup(players, options, rng) {
-    options = options || {};
+    options = B.pyDict(options);
     players = checkPlayers(players);
     const variant = options.variant === undefined ? "standard" : options.variant;
     if (!(variant in END_CHESTS)) throw new Error(`unknown variant ${quote(variant)}; use standard or long`);
