@@ -91,6 +91,40 @@
     return o;
   }
 
+  function lists(o) {  // a dict of lists of atoms
+    var out = {};
+    for (var k in o) if (has(o, k)) put(out, k, o[k].slice());
+    return out;
+  }
+
+  function flat(o) {  // a dict of atoms
+    var out = {};
+    for (var k in o) if (has(o, k)) put(out, k, o[k]);
+    return out;
+  }
+
+  // a deep copy of a state, its effects left out (apply starts them afresh)
+  function copyState(s) {
+    return {
+      game: s.game, players: s.players.slice(), loyalty: flat(s.loyalty), hands: lists(s.hands),
+      vote_deck: s.vote_deck.slice(), ships: lists(s.ships), tortuga: s.tortuga.slice(), rowboats: flat(s.rowboats),
+      sunk: s.sunk, holds: {dutchman: flat(s.holds.dutchman), jolly: flat(s.holds.jolly), tortuga: flat(s.holds.tortuga)},
+      galleon: s.galleon, loose: s.loose, events: s.events.slice(), event_deck: s.event_deck.slice(), row: s.row.slice(),
+      discard: s.discard.slice(), removed: s.removed.slice(), albatross: lists(s.albatross), maps: lists(s.maps),
+      variant: s.variant, slots: s.slots === null ? null : lists(s.slots), bag: s.bag.slice(), seen: copySeen(s.seen),
+      shuffles: s.shuffles, turn: s.turn, turn_no: s.turn_no, vote_no: s.vote_no, queue: clone(s.queue),
+      vote: clone(s.vote), last_vote: clone(s.last_vote), phase: s.phase, outcome: clone(s.outcome), effects: [],
+    };
+  }
+
+  function copySeen(seen) {
+    var out = {};
+    for (var p in seen) {
+      if (has(seen, p)) put(out, p, seen[p].map(function (e) { return {card: e.card, slot: e.slot, turn: e.turn, shuffle: e.shuffle}; }));
+    }
+    return out;
+  }
+
   function remove(list, x) {
     var i = list.indexOf(x);
     if (i < 0) throw new Error("list.remove(x): x not in list");
@@ -757,8 +791,16 @@
 
   // ------------------------------------------------------------------ legal choices
 
-  function actionOptions(s, player) {
-    var cards = slots(s), others = after(s, player), out = [];
+  var rowMemo = new Map();
+
+  // peek, reveal and force over the face-down slots: the bulk of a turn's options, the same
+  // for many turns (kept, as the Python keeps them)
+  function rowOptions(s, player) {
+    var cards = slots(s), key = s.players.join("\u0001") + "\u0000" + player + "\u0000" + cards.join(",");
+    var out = rowMemo.get(key);
+    if (out !== undefined) return out;
+    var others = after(s, player);
+    out = [];
     if (cards.length >= 2) {
       cards.forEach(function (a) { cards.forEach(function (b) { if (a < b) out.push("peek " + a + "," + b); }); });
     }
@@ -768,7 +810,26 @@
         cards.forEach(function (a) { cards.forEach(function (b) { if (a !== b) out.push("force " + p + " " + a + "," + b); }); });
       });
     }
-    out = out.concat(rowboatMoves(s, player));
+    if (rowMemo.size >= 1024) rowMemo.clear();
+    rowMemo.set(key, out);
+    return out;
+  }
+
+  var ROW_CHOICE = /^(?:peek ([1-9]),([1-9])|reveal ([1-9])|force (\S+) ([1-9]),([1-9]))$/;
+
+  // text is one of rowOptions(s, player), without listing them (most turns' choice)
+  function isRowOption(s, player, text) {
+    var m = ROW_CHOICE.exec(text);
+    if (m === null) return false;
+    var down = function (x) { return x <= s.row.length && s.row[x - 1] !== null; };
+    if (m[3] !== undefined) return down(Number(m[3]));
+    var many = slots(s).length >= 2;
+    if (m[1] !== undefined) return many && Number(m[1]) < Number(m[2]) && down(Number(m[1])) && down(Number(m[2]));
+    return many && m[4] !== player && s.players.indexOf(m[4]) >= 0 && m[5] !== m[6] && down(Number(m[5])) && down(Number(m[6]));
+  }
+
+  function actionOptions(s, player) {
+    var out = rowOptions(s, player).concat(rowboatMoves(s, player));
     if (atlantisTarget(s, player)) out.push("atlantis go");
     var r = ranks(s, player), ship = placeOf(s, player)[1];
     if (r.indexOf("captain") >= 0) {
@@ -1041,6 +1102,7 @@
       }
     }
     if (kind === null) throw choiceError("it is not " + player + "'s turn", "not-your-turn");
+    if (kind === "action" && isRowOption(s, player, text)) return [kind, entry, text];
     var opts = options(s, player, kind, entry);
     if (opts.indexOf(text) >= 0) return [kind, entry, text];
     var word = firstWord(text);
@@ -1161,8 +1223,7 @@
 
   function apply(state, player, text, rng) {
     var v = validate(state, player, text), kind = v[0], choice = v[2];
-    var s = clone(state);
-    s.effects = [];
+    var s = copyState(state);
     var w = choice.split(" ");
     if (kind === "vote") {
       s.effects.push({type: "voted", player: player});
