@@ -273,6 +273,115 @@ def case_games(per_state: int = 24) -> list[dict]:
     return out
 
 
+def example_games(paths, per_state: int = 24, texts=None) -> list[dict]:
+    """Exported games (examples/games/tortuga1667-*.jsonl) as the protocol replays them
+    (``Session.replay``, as ``pbem audit`` does): every set-up and apply the session makes,
+    with its draws, every state sampled."""
+    from pathlib import Path  # noqa: PLC0415
+
+    from pbem.protocol.session import Session  # noqa: PLC0415
+    from pbem.store.export import read_export  # noqa: PLC0415
+
+    out = []
+    for path, text in zip(paths, texts or [None] * len(paths)):
+        rows = read_export(text if text is not None else Path(path).read_text(encoding="utf-8"))
+        seed = next(bytes.fromhex(r["data"]["seed"]) for r in rows if r["kind"] == "seed_revealed")
+        rnd = random.Random(f"js1667/example/{path}")
+        g = {"index": Path(path).name, "moves": [], "states": [], "samples": {}, "pending": [], "defaults": []}
+        real_setup, real_apply = game.setup, game.apply
+
+        def record(state) -> None:
+            g["states"].append(state.to_json())
+            requests = game.pending(state)
+            g["pending"].append([request_json(r) for r in requests])
+            g["defaults"].append([game.default(state, r.player, r.kind) for r in requests])
+            g["samples"][str(len(g["states"]) - 1)] = sample(state, rnd, per_state)
+
+        def setup(players, options, rng):
+            tape = Tape(rng)
+            state = real_setup(players, options, tape)
+            g.update(players=list(players), options=options, setup_tape=tape.take())
+            record(state)
+            return state
+
+        def apply(state, player, choice, rng):
+            tape = Tape(rng)
+            new = real_apply(state, player, choice, tape)
+            g["moves"].append({"player": player, "choice": choice, "applied": game.check(state, player, choice),
+                               "tape": tape.take()})
+            record(new)
+            return new
+
+        game.setup, game.apply = setup, apply
+        try:
+            Session.replay(rows[0]["game"], rows, seed, audit=True)
+        finally:
+            game.setup, game.apply = real_setup, real_apply
+        out.append(g)
+    return out
+
+
+def protocol_export(folder, index: int) -> str:
+    """A game played through the protocol (``pbem.protocol.commands``), the way the judge
+    runs one: bots for most seats, one or two seats that stop answering (forced defaults,
+    then the stand-in, ``stand_in_after``), to its end and the seed revealed; its export."""
+    from pathlib import Path  # noqa: PLC0415
+
+    from pbem.protocol import commands  # noqa: PLC0415
+    from pbem.store import Store, export_lines  # noqa: PLC0415
+
+    rnd = random.Random(f"js1667/protocol/{index}")
+    count = 4 + index % 6
+    names = list(NAME_SETS[0])[:count]
+    options = {"variant": "advanced" if (index // 6) % 2 else "standard"}
+    at = "2024-05-01T12:00:00Z"
+    store = Store(Path(folder) / f"p{index}.db", create=True)
+    gid = f"p{index}"
+    commands.create_game(store, gid, "tortuga1667", names, options, at=at, stand_in_after=rnd.choice([1, 2, 3]))
+    for name in names:
+        if rnd.random() < 0.5:
+            commands.add_client_seed(store, gid, name, f"{name} {index}", at=at)
+    session = commands.start_game(store, gid, at=at)
+    absent = set(rnd.sample(names, rnd.choice([1, 2])))
+    back = rnd.randrange(20, 200)  # after this many moves one absent seat answers again
+    bots = {p: session.rules.bot(f"{index}/{p}", rnd.choice(["greedy", "random"])) for p in names}
+    moves = 0
+    while not session.finished:
+        moves += 1
+        if moves == back and absent:
+            absent.pop()
+        step = session.sealed
+        if step is not None and step.owes_commit():
+            asked = {r.player: r for r in session.pending() if r.kind == step.kind}
+            held = {}
+            for player in step.owes_commit():
+                if player in absent:
+                    session = commands.nmr(store, gid, player, force=True, at=at)
+                    continue
+                choice = bots[player].choose(session.state, player, step.kind, request=asked.get(player))
+                sealed = commands.seal(session, player, choice)
+                held[player] = sealed
+                session = commands.commit(store, gid, player, sealed["commitment"], (sealed["round"], sealed["step"]),
+                                          at=at)
+            for player, sealed in held.items():
+                session = commands.reveal(store, gid, player, sealed["choice"], sealed["salt"], at=at)
+        elif step is not None:
+            for player in list(step.owes_reveal()):
+                session = commands.nmr(store, gid, player, force=True, at=at)
+        else:
+            request = session.pending()[0]
+            if request.player in absent:
+                session = commands.nmr(store, gid, request.player, force=True, at=at)
+            else:
+                choice = bots[request.player].choose(session.state, request.player, request.kind, request=request)
+                session = commands.decide(store, gid, request.player, choice, at=at)
+        if moves > 5000:
+            raise AssertionError(f"protocol game {index} did not end")
+    if not session.seed_revealed:
+        commands.reveal_seed(store, gid, force=True, at=at)
+    return "".join(export_lines(store.events(gid)))
+
+
 def main(argv=None) -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("out")
@@ -280,10 +389,19 @@ def main(argv=None) -> None:
     ap.add_argument("--start", type=int, default=0)
     ap.add_argument("--sample", type=float, default=0.1)
     ap.add_argument("--cases", action="store_true", help="the rule cases instead of bot games")
+    ap.add_argument("--examples", nargs="*", help="exported games instead of bot games")
+    ap.add_argument("--protocol", metavar="FOLDER", help="--games games played through the protocol, with the "
+                    "stand-in, their stores in FOLDER")
     args = ap.parse_args(argv)
     with open(args.out, "w", encoding="utf-8") as f:
-        if args.cases:
-            for g in case_games():
+        if args.protocol:
+            indices = range(args.start, args.start + args.games)
+            texts = [protocol_export(args.protocol, k) for k in indices]
+            for g in example_games([f"protocol {k}" for k in indices], texts=texts):
+                f.write(json.dumps(g, ensure_ascii=False) + "\n")
+            return
+        if args.cases or args.examples:
+            for g in case_games() if args.cases else example_games(args.examples):
                 f.write(json.dumps(g, ensure_ascii=False) + "\n")
             return
         for index in range(args.start, args.start + args.games):

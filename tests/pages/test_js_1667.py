@@ -124,6 +124,31 @@ def test_bot_games_replay_alike(tmp_path):
             assert effects.get(effect), effect
 
 
+def test_the_example_games_replay_alike(tmp_path):
+    """examples/games/tortuga1667-*.jsonl, as ``pbem audit`` replays them (Session.replay):
+    every set-up and apply the protocol makes, every state sampled."""
+    examples = sorted((HERE.parents[1] / "examples" / "games").glob("tortuga1667-*.jsonl"))
+    assert len(examples) >= 2
+    path = tmp_path / "examples.jsonl"
+    corpus.main([str(path), "--examples", *map(str, examples)])
+    report = node.replay(path)
+    _agree(report)
+    assert report["counts"]["players"].get("9") and report["counts"]["variants"].get("advanced")
+
+
+def test_protocol_games_replay_alike(tmp_path):
+    """Games played through the protocol with seats that stop answering: forced defaults,
+    then the stand-in's moves (anonymous votes applied in the order the step waits for its
+    players), replayed as the audit replays them (``PBEM_JS1667_PROTOCOL_GAMES``, default 12)."""
+    count = int(os.environ.get("PBEM_JS1667_PROTOCOL_GAMES", "12"))
+    path = tmp_path / "protocol.jsonl"
+    corpus.main([str(path), "--protocol", str(tmp_path), "--games", str(count)])
+    report = node.replay(path)
+    _agree(report)
+    print(f"\n1667 JS replay of protocol games: {report['counts']}")
+    assert report["counts"]["games"] == count
+
+
 @pytest.fixture(scope="module")
 def small_corpus(tmp_path_factory):
     """30 bot games and the rule cases, for the changed rules to fail on."""
