@@ -84,6 +84,31 @@ def test_text_is_read_as_python_reads_it():
         assert js == py, (s, [hex(ord(c)) for c in s], js, py)
 
 
+@pytest.mark.parametrize("names", [
+    ["ani", "bo", "cy", "dee"], ["ani", "bo", "cy"], ["a", "b", "c", "d", "e", "f", "g", "h", "i", "j"],
+    ["Tortuga", "bo", "cy", "dee"], ["ＪＯＬＬＹ", "bo", "cy", "dee"], ["To", "bo", "cy", "dee"],
+    ["bob\u00b4", "bo", "cy", "dee"], ["a\uff0cb", "bo", "cy", "dee"], ["a b", "bo", "cy", "dee"],
+    ["a,b", "bo", "cy", "dee"], ["", "bo", "cy", "dee"], ["x" * 41, "bo", "cy", "dee"], ["x" * 40, "bo", "cy", "dee"],
+    ["\u200bx", "bo", "cy", "dee"], ["Bo", "bo", "cy", "dee"], ["Straße", "STRASSE", "cy", "dee"],
+    ["İ", "i", "ı", "I"], ["__proto__", "constructor", "toString", "valueOf"], ["𝐚", "a", "cy", "dee"],
+    ["x\U000e0001", "bo", "cy", "dee"], ["x\ue000", "bo", "cy", "dee"], ["\U0001e4f1", "bo", "cy", "dee"],
+    ["ǅemal", "ǆEMAL", "cy", "dee"], ["Σίσυφος", "ΣΊΣΥΦΟΣ", "cy", "dee"], ["rowboat_", "bo", "cy", "dee"],
+])
+def test_player_names_are_checked_alike(names):
+    """The set-up refuses the same player lists (pbem new does the refusing; the page need not,
+    but a replay of a log that names such players must fail alike)."""
+    from pbem.games import tortuga1667 as game
+    try:
+        game.check_players(names)
+        python = True
+    except ValueError:
+        python = False
+    js = node.evaluate("""(function () {
+      try { PBEM.games.tortuga1667.checkPlayers(input); return true; } catch (e) { return false; }
+    })()""", names)
+    assert js == python
+
+
 def test_the_rule_cases_replay_alike(tmp_path):
     """Every case of tests/rules/cases/1667-*.toml, from its prestate (or from the set-up
     with its scripted draws), every state sampled, its refused choice a probe."""
