@@ -81,6 +81,32 @@ def answer(state, player: str, text: str) -> dict:
         return {"code": exc.code}
 
 
+DIGIT_ZEROS = [0x30, 0x660, 0x6F0, 0x966, 0x9E6, 0xE50, 0xFF10, 0x1D7CE, 0x1D7D8, 0x104A0, 0x1E950, 0x11066]
+ODD_CHARS = ["\u0301", "\u0308", "\u00b9", "\u2460", "\u216b", "\ufb01", "\u1e9e", "\u00df", "\u0130", "\u0131",
+             "\u03c2", "\u200b", "\ufeff", "\u00a0", "\u2003", "\u3000", "\x1f", "\x85", "\uff0c", "\u2024",
+             "\U0001e4f1", "\U00011f51", "\u00b4", "\u212a", "\u017f", "\u0345", "-", "_", ",", " "]
+
+
+def garble(text: str, rnd: random.Random) -> str:
+    """``text`` with a few characters replaced by look-alikes, other scripts' digits,
+    compatibility forms, odd white space and combining marks (some the rules read as the
+    original, some not)."""
+    out = []
+    for c in text:
+        r = rnd.random()
+        if r < 0.08 and c.isdigit() and c.isascii():
+            out.append(chr(rnd.choice(DIGIT_ZEROS) + int(c)))
+        elif r < 0.12 and c.isascii() and c.isalnum():
+            out.append(chr(ord(c) + 0xFEE0))
+        elif r < 0.16:
+            out.append(c.upper() if rnd.random() < 0.5 else c + rnd.choice(ODD_CHARS))
+        elif r < 0.18:
+            out.append(rnd.choice(ODD_CHARS))
+        else:
+            out.append(c)
+    return "".join(out)
+
+
 def respell(choice: str, rnd: random.Random, players) -> str:
     """The same choice typed another way the rules accept (case, widths, digits, commas,
     ship aliases, a player name in another case, the order of a peek's slots)."""
@@ -150,6 +176,9 @@ def probes(state, rnd: random.Random, requests, per_state: int) -> list:
         words = [rnd.choice(vocabulary + list(players)) for _ in range(rnd.randrange(1, 5))]
         texts.append((rnd.choice(players), " ".join(words)))
     texts.append(("zed", requests[0].default if requests else "peek 1,2"))
+    for r in requests[:2]:
+        for _ in range(3):
+            texts.append((r.player, garble(rnd.choice(list(r.options or ()) + [r.default]), rnd)))
     rnd.shuffle(texts)
     return [[p, t, answer(state, p, t)] for p, t in texts[:per_state]]
 
