@@ -174,6 +174,25 @@ def test_protocol_games_replay_alike(tmp_path):
     assert report["counts"]["games"] == count
 
 
+def test_the_rules_replay_alike_in_chromium(browser, tmp_path):
+    """The same scripts in the real browser (the page's engine, not node's): the rule cases
+    and a few bot games, one of them with players named ``__proto__``, ``constructor``, ..."""
+    cases, games = tmp_path / "cases.jsonl", tmp_path / "games.jsonl"
+    corpus.main([str(cases), "--cases"])
+    corpus.main([str(games), "--games", "6", "--start", "24"])
+    data = [json.loads(line) for path in (cases, games)  # lines end at "\n" only: a probe may hold U+0085
+            for line in path.read_text(encoding="utf-8").split("\n") if line]
+    scripts = "\n".join(p.read_text(encoding="utf-8") for p in node.SCRIPTS)
+    replay = (HERE / "js1667_replay.js").read_text(encoding="utf-8")
+    # the games go in as JSON text, parsed as the page parses an export (a literal
+    # {"__proto__": ...} in source code would set a prototype instead)
+    code = (f"{scripts}\n;{replay}\n;JSON.stringify(js1667Replay(PBEM, JSON.parse({json.dumps(json.dumps(data))})))")
+    browser.open("about:blank")
+    report = json.loads(browser.evaluate(code))
+    _agree(report)
+    assert report["counts"]["games"] == len(data) and report["counts"]["players"].get("9")
+
+
 @pytest.fixture(scope="module")
 def small_corpus(tmp_path_factory):
     """30 bot games and the rule cases, for the changed rules to fail on."""
