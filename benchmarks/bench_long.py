@@ -29,7 +29,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pbem.mail import judge  # noqa: E402
-from pbem.protocol import commands  # noqa: E402
+from pbem.protocol import commands, loading  # noqa: E402
 from pbem.render import summary  # noqa: E402
 from pbem.store import Store  # noqa: E402
 
@@ -49,7 +49,7 @@ def play(store, game: str, seed: str) -> list[tuple[int, float]]:
     """Bots play the game to its end (as ``pbem.render.demo.play_bots``); the CPU cost of
     each write, by the event it followed."""
     costs: list[tuple[int, float]] = []
-    session = commands.load(store, game)
+    session = loading.load(store, game)
     bots = {p: session.rules.bot(f"{seed}/{p}", "random") for p in session.players}
     while not session.finished:
         step = session.sealed
@@ -111,9 +111,9 @@ def main(argv=None) -> int:
             session_costs = []
             for upto in range(10, last, max(1, last // 20)):
                 from pbem.protocol.session import Session
-                seed = bytes.fromhex(store.get_secret(game, commands.SEED))
+                seed = bytes.fromhex(store.get_secret(game, loading.SEED))
                 session = Session.replay(game, store.events(game, upto=upto), seed,
-                                         held=commands.held_source(store, game))
+                                         held=loading.held_source(store, game))
                 if session.finished or not session.pending():
                     continue
                 player = session.pending()[0].player

@@ -34,7 +34,7 @@ sys.path.insert(0, str(ROOT))
 
 from pbem.mail import ingest as pipeline  # noqa: E402
 from pbem.mail import judge  # noqa: E402
-from pbem.protocol import commands, reports  # noqa: E402
+from pbem.protocol import loading, reports  # noqa: E402
 from pbem.store import Store  # noqa: E402
 
 PLAYERS = ["ani", "alex", "frank", "lothar"]
@@ -74,7 +74,7 @@ def create_games(path: Path, count: int) -> dict:
 
 
 def next_move(store, game: str, passwords: dict) -> tuple[str, str] | None:
-    session = commands.load(store, game)
+    session = loading.load(store, game)
     if session.finished:
         return None
     owed = reports.waiting(session)

@@ -47,7 +47,7 @@ sys.path.insert(0, str(ROOT))
 
 from pbem.mail import deadlines, judge  # noqa: E402
 from pbem.mail import ingest as pipeline  # noqa: E402
-from pbem.protocol import commands, reports  # noqa: E402
+from pbem.protocol import cache, loading, reports  # noqa: E402
 from pbem.protocol.snapshot import head_columns  # noqa: E402
 from pbem.render.demo import play_bots  # noqa: E402
 from pbem.store import Store  # noqa: E402
@@ -88,8 +88,8 @@ def build_templates(path: Path) -> dict:
     # without replaying any of them (the events a run adds replay, drawn under the copy's name).
     with store.transaction():
         for name in TEMPLATES:
-            session, head = commands.load(store, name), store.head(name)
-            data = commands.snapshot_data(session, head, full=True)
+            session, head = loading.load(store, name), store.head(name)
+            data = cache.snapshot_data(session, head, full=True)
             store.put_snapshot(name, head[0], json.dumps(data, separators=(",", ":")), round=session.state.round,
                                head=head_columns(data["status"]), at_head=head, full=True)
     store.close()
@@ -195,7 +195,7 @@ def message(game: str, player: str, body: str, number: int) -> bytes:
 
 
 def next_message(store, game: str, passwords: dict, number: int) -> bytes:
-    session = commands.load(store, game)
+    session = loading.load(store, game)
     entry = reports.waiting(session)[0]
     player = entry["player"]
     kind = session.sealed.kind if entry["sealed"] else entry["kind"]

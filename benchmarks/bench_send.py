@@ -35,7 +35,7 @@ sys.path.insert(0, str(ROOT))
 
 from pbem.mail import ingest as pipeline  # noqa: E402
 from pbem.mail import judge, pictures, send, sendpolicy  # noqa: E402
-from pbem.protocol import commands, reports  # noqa: E402
+from pbem.protocol import loading, reports  # noqa: E402
 from pbem.store import Store, outbox  # noqa: E402
 
 PLAYERS = ["ani", "alex", "frank", "lothar", "mary"]
@@ -56,7 +56,7 @@ def play(path: Path, moves: int) -> list:
         if found:
             passwords[row.recipient.split("@")[0]] = found.group(1)
     for minute in range(1, moves + 1):
-        session = commands.load(store, "g1")
+        session = loading.load(store, "g1")
         owed = reports.waiting(session) if not session.finished else []
         if not owed:
             break

@@ -144,7 +144,7 @@ def replace(store, game: str, seat: str, address: str | None, at: str, key: str 
     seat's private message (everything the seat knows), in one transaction. Refused,
     changing nothing: an unknown seat, an address that already plays in the game, no
     address in a game the judge mails."""
-    from ..protocol import away as absence, commands
+    from ..protocol import away as absence, loading
     from ..protocol.errors import Refused
     from ..store import outbox
     from .passwords import hash_password, make_password
@@ -153,7 +153,7 @@ def replace(store, game: str, seat: str, address: str | None, at: str, key: str 
         from ..render.times import check_zone
         tz = check_zone(tz)
     with store.atomic():
-        session = commands.load(store, game)
+        session = loading.load(store, game)
         session.player(seat)
         rows = tables.mail_players(store, game)
         if address is None and tables.uses_mail(store, game):

@@ -68,12 +68,12 @@ def configure(store, game: str, remind: int | None = None, grace: int | None = N
               on_late: str | None = None) -> tables.Deadlines:
     """Change ``game``'s deadline settings (None: keep as is); one transaction, and a
     refusal changes nothing. A reminder must come before the deadline it reminds of."""
-    from ..protocol import commands
+    from ..protocol import loading
     from ..protocol.errors import Refused
     if on_late is not None and on_late not in tables.ON_LATE:
         raise Refused(f"--on-late {on_late!r}: use default (apply the documented default) or wait (never default)")
     with store.atomic():
-        session = commands.load(store, game)
+        session = loading.load(store, game)
         old = tables.deadlines(store, game)
         new = tables.Deadlines(old.remind if remind is None else remind, old.grace if grace is None else grace,
                                old.on_late if on_late is None else on_late)
@@ -91,8 +91,8 @@ def configure(store, game: str, remind: int | None = None, grace: int | None = N
 
 def settings(store, game: str) -> dict:
     """The game's deadline and what the judge does about it (the ``--json`` form)."""
-    from ..protocol import commands
-    session = commands.load(store, game)
+    from ..protocol import loading
+    session = loading.load(store, game)
     return {"game": game, "deadline_seconds": session.meta.get("deadline_seconds"),
             **tables.deadlines(store, game).as_dict(), "player_summaries": tables.player_summaries(store, game),
             "hold_answers_seconds": tables.hold_answers(store, game)}
@@ -100,22 +100,22 @@ def settings(store, game: str) -> dict:
 
 def set_player_summaries(store, game: str, on: bool) -> None:
     """Whether ``game``'s players get the public summaries too (see ``pbem.mail.moment``)."""
-    from ..protocol import commands
+    from ..protocol import loading
     with store.atomic():
-        commands.load(store, game)
+        loading.load(store, game)
         tables.set_player_summaries(store, game, on)
 
 
 def set_hold_answers(store, game: str, seconds: int) -> None:
     """How long an answer that only confirms may wait to travel inside ``game``'s player's
     next message (0: every answer goes at once; see ``pbem.mail.moment``)."""
-    from ..protocol import commands
+    from ..protocol import loading
     from ..protocol.errors import Refused
     if seconds < 0 or seconds > MAX_HOLD_SECONDS:
         raise Refused(f"--hold-answers {duration(seconds)}: give at most {duration(MAX_HOLD_SECONDS)} "
                       f"(a player waits this long for the answer to a move), or 0 to answer at once")
     with store.atomic():
-        commands.load(store, game)
+        loading.load(store, game)
         tables.set_hold_answers(store, game, seconds)
 
 
@@ -140,11 +140,11 @@ def tick(store, now: str, game: str | None = None, on_action=None) -> list[Actio
     the judge mails (or only ``game``); each once. See the module docstring.
     ``on_action(action)``, when given, hears of each action the moment it is committed
     (a long-running judge logs it then, so a kill a moment later loses no line)."""
-    from ..protocol import commands
+    from ..protocol import loading
     from ..protocol.errors import Refused
     judge.attach(store)
     if game is not None:
-        commands.load(store, game)  # an unknown game is refused by name
+        loading.load(store, game)  # an unknown game is refused by name
         if not tables.uses_mail(store, game):
             raise Refused(f"game {game} has no addresses, so the judge mails no one in it "
                           f"(pbem address {game} PLAYER EMAIL)")
@@ -185,13 +185,13 @@ def requests(session) -> list[tuple[tuple, tuple, dict]]:
 
 
 def _tick_game(store, game: str, now: str, said) -> None:
-    from ..protocol import commands
+    from ..protocol import loading
     from . import failures
     rules = tables.deadlines(store, game)
     addresses = tables.mail_players(store, game)
     failed = set()  # tried in this tick already: said once, tried again at the next tick
     for _ in range(MAX_DEFAULTS_PER_GAME):
-        session = commands.load(store, game)
+        session = loading.load(store, game)
         if not session.meta.get("deadline_seconds"):
             return
         defaulted = False
@@ -239,11 +239,11 @@ def reminder_due(due: str, remind: int, now: str) -> bool:
 
 
 def _default(store, game: str, key: tuple, due: str, now: str, late_at: str) -> Action | None:
-    from ..protocol import commands
+    from ..protocol import commands, loading
     player, round_, step, kind = key
     try:
         with _undone_whole(store):
-            entry = owed(commands.load(store, game)).get(key)
+            entry = owed(loading.load(store, game)).get(key)
             if entry is None or entry.get("due") != due:
                 return None  # answered (or settled) a moment ago
             commands.nmr(store, game, player, at=now, grace=tables.deadlines(store, game).grace)
@@ -269,11 +269,11 @@ def _undone_whole(store):
 
 
 def _notify(store, game: str, key: tuple, due: str, stage: str, now: str, rules) -> Action | None:
-    from ..protocol import commands
+    from ..protocol import loading
     player, round_, step, kind = key
     try:
         with _undone_whole(store):
-            session = commands.load(store, game)
+            session = loading.load(store, game)
             entry = owed(session).get(key)
             if entry is None or entry.get("due") != due:
                 return None  # answered a moment ago

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 
 from ..games import round_word
 from ..games.base import ChoiceError
-from ..protocol import commands
+from ..protocol import commands, loading, submissions
 from ..protocol.armour import ArmourError, extract_blocks
 from ..protocol.errors import ProtocolError
 from ..protocol.receipts import issue
@@ -232,7 +232,7 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
     else:
         broken = None
     try:
-        session = commands.load(store, row.game)
+        session = loading.load(store, row.game)
     except ProtocolError as exc:  # a damaged game takes no moves until the moderator repairs it
         raise _Stop("refused: game cannot be read", f"Nothing was done: {_one_line(exc)}. Your moderator "
                                                     f"has to look at it; send your move again later.") from None
@@ -260,7 +260,7 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
     with judge.one_mail(store, session, now) as latest:  # private messages as they stand after the whole mail
         if blocks:
             _apply_blocks(store, row, msg.text, blocks, signed_game, now, result)
-            session = commands.load(store, row.game)
+            session = loading.load(store, row.game)
         for command in reading.commands:
             ok, text, after = _apply(store, row, command, now, msg, session)
             session = after or session
@@ -394,7 +394,7 @@ def _apply_blocks(store, row, text: str, blocks, signed_game: bool, now: str, re
                                      f"sends only their own blocks"})
         return
     try:
-        done = commands.submit(store, row.game, text, at=now)
+        done = submissions.submit(store, row.game, text, at=now)
     except _ERRORS as exc:
         result.lines.append({"line": "(submission blocks)", "ok": False, "text": _one_line(exc)})
         return

@@ -71,7 +71,7 @@ def one_mail(store, session, at: str):
     something new, or to whom a default was applied, gets one private message, as things
     stand after the whole mail. The block may put the game's latest session in the dict
     it is given (``["session"]``), which saves reading the game again."""
-    from ..protocol import commands
+    from ..protocol import loading
     game, before, seq = session.game_id, _owed(session), session.seq
     store.held_privates = game
     latest: dict = {}
@@ -83,7 +83,7 @@ def one_mail(store, session, at: str):
             if head[0] != seq:
                 after = latest.get("session")
                 if after is None or after.seq != head[0]:
-                    after = commands.load(store, game)
+                    after = loading.load(store, game)
                 events = _events_after(store, game, seq, head)
                 _queue_privates(store, after, before, seq, at, events=events)
                 # the mail's events and the head after them, for its answer (its receipts)
@@ -276,7 +276,7 @@ def materialize(store, game: str, spec_text: str) -> tuple[str, str, list[dict]]
     the export (GAME.jsonl), so that every player can audit the game without the moderator,
     and the game's viewer (GAME.html, ``pbem page``)."""
     from ..store.export import export_lines
-    from ..protocol.commands import SEED, held_source
+    from ..protocol.loading import SEED, held_source
     from ..protocol.errors import Refused
     from ..render import record, summary
     spec = json.loads(spec_text)
@@ -397,7 +397,7 @@ def register(store, game: str, player: str, address: str, at: str, new_password:
     picture; None keeps it). In a game without signatures a player without a password (or
     with ``new_password``) gets a fresh one, mailed once and kept only hashed. Runs in one
     transaction with the private message that carries the password."""
-    from ..protocol import commands
+    from ..protocol import loading
     from ..render.times import check_zone
     from .passwords import hash_password, make_password
     address = check_address(address)
@@ -405,7 +405,7 @@ def register(store, game: str, player: str, address: str, at: str, new_password:
         tz = check_zone(tz)
     attach(store)
     with store.atomic():
-        session = commands.load(store, game)
+        session = loading.load(store, game)
         session.player(player)
         others = [p for p, row in tables.mail_players(store, game).items() if row.address == address and p != player]
         if others:
@@ -440,10 +440,10 @@ def register(store, game: str, player: str, address: str, at: str, new_password:
 
 def set_plain(store, game: str, player: str | None, plain: bool) -> dict:
     """Mail ``player`` (None: the game's list address) as plain text only, or not."""
-    from ..protocol import commands
+    from ..protocol import loading
     from ..protocol.errors import Refused
     with store.atomic():
-        session = commands.load(store, game)
+        session = loading.load(store, game)
         if player is None:
             if not tables.list_address(store, game):
                 raise Refused(f"game {game} has no list address; set one first: pbem address {game} --list ADDRESS")
@@ -456,11 +456,11 @@ def set_plain(store, game: str, player: str | None, plain: bool) -> dict:
 
 
 def set_list(store, game: str, address: str | None, plain: bool | None = None) -> str | None:
-    from ..protocol import commands
+    from ..protocol import loading
     from . import failures
     address = check_address(address) if address else None
     with store.atomic():
-        commands.load(store, game)
+        loading.load(store, game)
         tables.set_list_address(store, game, address)
         if address:
             failures.clear(store, address)  # given (again) by the moderator: tried afresh
@@ -472,11 +472,11 @@ def set_list(store, game: str, address: str | None, plain: bool | None = None) -
 def set_moderator(store, game: str, address: str | None) -> str | None:
     """Where the moderator of ``game`` is told what needs them (mail to a player that
     cannot be delivered); None removes it."""
-    from ..protocol import commands
+    from ..protocol import loading
     from . import failures
     address = check_address(address) if address else None
     with store.atomic():
-        commands.load(store, game)
+        loading.load(store, game)
         tables.set_moderator_address(store, game, address)
         if address:
             failures.clear(store, address)  # given (again): tried afresh

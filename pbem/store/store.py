@@ -78,13 +78,13 @@ class Store:
         self._in_transaction = False
         self._faults = False  # a fault point is set (pbem.store.faults), read at each BEGIN
         self._checked: dict[str, tuple[int, str]] = {}  # games damage() passed (see _marker)
-        # game -> its protocol state at the head (pbem.protocol.commands.load): kept across our
+        # game -> its protocol state at the head (pbem.protocol.loading.load): kept across our
         # own transactions while nobody else writes, like _checked (see _marker)
         self.sessions: dict = {}
         self._after_commit: int | None = None  # _marker() after our last commit
         self._watching = False  # the temporary triggers of _watch are in place
         # callables (store, session) -> (session, at) -> None that the protocol's writing
-        # commands call inside their transaction (see pbem.protocol.commands._write)
+        # commands call inside their transaction (see pbem.protocol.writing.write)
         self.write_hooks: list = []
         # callables () -> None to run once the open transaction has committed (never when it
         # rolls back): work outside the database that must see only committed events

@@ -54,7 +54,7 @@ def test_request_kinds_are_the_documented_ones():
 
 def test_a_defaults_kind_in_the_log_is_the_request_kind(tmp_path):
     """`request-kinds`: a late player's `default` event carries the kind of the request it settles."""
-    from pbem.protocol import commands
+    from pbem.protocol import commands, loading
     from pbem.games.tortuga1667.legal import SYNTAX
     from pbem.store import Store
     store = Store(tmp_path / "g.db", create=True)
@@ -62,7 +62,7 @@ def test_a_defaults_kind_in_the_log_is_the_request_kind(tmp_path):
     commands.create_game(store, "g1", "tortuga1667", ["ani", "bo", "cy", "dee", "eve"], {}, start=True, at=at)
     owed = []
     for _ in range(12):  # every request settled by its default, late players all along
-        request = commands.load(store, "g1").pending()[0]
+        request = loading.load(store, "g1").pending()[0]
         owed.append(request.kind)
         commands.nmr(store, "g1", request.player, force=True, at=at)
     kinds = [e.data["kind"] for e in store.events("g1") if e.kind == "default"]
@@ -145,7 +145,7 @@ def test_a_vote_nobody_can_vote_in_writes_no_sealed_step(tmp_path, monkeypatch):
     card calls a brawl; the log holds the `decide` and nothing of a sealed step, the vote's
     draws are taken all the same, and later decisions carry its number as their step."""
     from pbem.protocol import commands
-    from pbem.protocol.commands import SEED
+    from pbem.protocol.loading import SEED
     from pbem.render import record
     from pbem.store import Store
     from pbem.store.audit import audit_store

@@ -16,7 +16,7 @@ import pytest
 
 from pbem.mail import ingest as pipeline
 from pbem.mail import judge
-from pbem.protocol import commands
+from pbem.protocol import loading
 from pbem.store import Store
 
 PLAYERS = ("ani", "alex", "frank", "lothar")
@@ -79,7 +79,7 @@ class Judge:
         return pipeline.ingest(self.store, mail(sender, body, **kw), at(self.minute), ("judge@example.org",))
 
     def session(self):
-        return commands.load(self.store, "g1")
+        return loading.load(self.store, "g1")
 
     def log(self) -> list:
         return [e.export_dict() for e in self.store.events("g1")]

@@ -28,7 +28,7 @@ def play(folder: Path, monkeypatch=None) -> dict[str, dict]:
     from pbem.mail import deadlines, judge
     from pbem.mail import ingest as pipeline
     from pbem.mail.send import write_due
-    from pbem.protocol import commands
+    from pbem.protocol import commands, loading
     from pbem.store import Store
 
     fixed = SimpleNamespace(token_bytes=lambda n: SEED[:n], token_hex=secrets.token_hex)
@@ -67,7 +67,7 @@ def play(folder: Path, monkeypatch=None) -> dict[str, dict]:
     welcome = flush("2030-01-01T10:00:00Z")
     password = {m["to"].split("@")[0]: re.search(r"password for this game: (\S+)", m["text"]).group(1)
                 for m in welcome}
-    session = commands.load(store, "g1")
+    session = loading.load(store, "g1")
     choice = {p: session.rules.default(session.state, p, "select") for p in PLAYERS}
     messages = {"welcome": welcome[0]}
     body = (f"Hi judge,\n\npassword {password['ani']}\nseal {choice['ani']}\n\nThanks,\nAni\n\n"
@@ -95,7 +95,7 @@ def play(folder: Path, monkeypatch=None) -> dict[str, dict]:
     store.write_hooks.remove(judge.watch)
     from pbem.protocol import reports
     while not session.finished:
-        session = commands.load(store, "g1")
+        session = loading.load(store, "g1")
         waiting = reports.waiting(session)
         if waiting:
             session = commands.nmr(store, "g1", waiting[0]["player"], force=True, at="2030-01-02T22:20:00Z")

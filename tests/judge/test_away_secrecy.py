@@ -11,7 +11,7 @@ import re
 from pbem.games.tortuga1667 import bots
 from pbem.games.tortuga1667.model import EVENT_NAMES, vote_face
 from pbem.mail import away, judge
-from pbem.protocol import commands
+from pbem.protocol import commands, loading
 from pbem.store import Store
 
 PLAYERS = ("ani", "alex", "frank", "lothar", "mary")
@@ -27,7 +27,7 @@ def play_until_the_seat_has_peeked(store, rnd) -> None:
     """Random legal moves (lothar peeks whenever he may) until lothar has seen an event card."""
     bot = bots.RandomBot(7)
     for minute in range(1, 600):
-        session = commands.load(store, "g1")
+        session = loading.load(store, "g1")
         state = session.state
         if state.seen.get(SEAT) and len(state.hands[SEAT]) and minute > 10:
             return
@@ -53,7 +53,7 @@ def test_the_new_players_first_private_message_holds_the_seat_and_nothing_else(t
     judge.create_game(store, "g1", "tortuga1667", list(PLAYERS), {"variant": "standard"},
                       {p: f"{p}@example.org" for p in PLAYERS}, "table@lists.example.org", at=at(0), start=True)
     play_until_the_seat_has_peeked(store, random.Random(5))
-    session = commands.load(store, "g1")
+    session = loading.load(store, "g1")
     state = session.state
     assert state.seen[SEAT], "the test needs a peek"
     last = store.conn.execute("select max(id) from outbox").fetchone()[0]

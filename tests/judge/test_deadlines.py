@@ -9,7 +9,7 @@ from datetime import datetime, timedelta
 import pytest
 
 from pbem.mail import deadlines, judge
-from pbem.protocol import commands
+from pbem.protocol import commands, loading
 from pbem.protocol.errors import Refused
 
 DAY = 86400
@@ -332,12 +332,12 @@ def test_tick_reads_only_games_with_something_due_and_without_snapshots_does_the
     judge.create_game(game.store, "g2", "tortuga", ["ann", "bob"], {}, {"ann": "ann@example.org"}, None,
                       at=when(10), deadline_seconds=DAY, start=True)  # due 10 hours after g1
     read = []
-    real = commands.load
+    real = loading.load
 
     def load(store, name, *args, **kwargs):
         read.append(name)
         return real(store, name, *args, **kwargs)
-    monkeypatch.setattr(commands, "load", load)
+    monkeypatch.setattr(loading, "load", load)
     assert deadlines.tick(game.store, when(17.99)) == [] and read == []  # nothing due yet: nothing read
     acts = deadlines.tick(game.store, when(18))
     assert {a.game for a in acts} == {"g1"} and set(read) == {"g1"}

@@ -8,7 +8,7 @@ import pytest
 
 from pbem.mail import ingest, judge
 from pbem.mail.moment import moment
-from pbem.protocol import commands, reports
+from pbem.protocol import commands, loading, reports
 from pbem.store import Store
 
 AT = "2024-05-01T12:00:00Z"
@@ -30,7 +30,7 @@ def test_the_status_line_reads_what_status_says(tmp_path, game_type, players):
     from pbem.render.demo import play_bots
     store = Store(tmp_path / "g.db")
     commands.create_game(store, "g", game_type, players, {}, at=AT, deadline_seconds=86400)
-    same_as_status(store, commands.load(store, "g"))  # before the start
+    same_as_status(store, loading.load(store, "g"))  # before the start
     commands.start_game(store, "g", at=AT)
     count = 0
 
@@ -45,7 +45,7 @@ def test_the_status_line_reads_what_status_says(tmp_path, game_type, players):
         count += 1
         return False
     play_bots(store, "g", f"m3/{game_type}", until=check, at=AT)
-    session = commands.load(store, "g")
+    session = loading.load(store, "g")
     assert session.finished and count > 30
     same_as_status(store, session)
 

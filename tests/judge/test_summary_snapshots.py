@@ -9,7 +9,7 @@ import json
 import pytest
 
 from pbem.mail import judge
-from pbem.protocol.commands import SEED, held_source
+from pbem.protocol.loading import SEED, held_source
 from pbem.render import record, summary
 from pbem.render.demo import play_bots
 from pbem.store import Store, audit

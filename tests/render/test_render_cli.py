@@ -10,7 +10,7 @@ import pytest
 from typer.testing import CliRunner
 
 from pbem.cli.app import app
-from pbem.protocol import commands, reports
+from pbem.protocol import commands, loading, reports
 from pbem.render import environment, summary
 
 FORMATS = ("text", "markdown", "bbcode", "html")
@@ -74,7 +74,7 @@ def test_show_a_game_that_has_not_started(pbem, games, tmp_path):
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_private_takes_a_format_and_json_is_unchanged(pbem, games, fmt):
-    session = commands.load(games.store, "hostile-live")
+    session = loading.load(games.store, "hostile-live")
     player = session.players[1]
     result = pbem("private", "hostile-live", player, "--format", fmt)
     assert result.exit_code == 0
@@ -192,7 +192,7 @@ def test_a_game_ended_early_says_so(pbem, tmp_path):
     with Store(db) as store:
         commands.create_game(store, "early", "tortuga", ["ani", "alex"], {}, start=True, at=AT)
         commands.reveal_seed(store, "early", True, at=AT)
-        seed = store.get_secret("early", commands.SEED)
+        seed = store.get_secret("early", loading.SEED)
     for fmt in FORMATS:
         result = pbem("show", "early", "--format", fmt, db=db)
         assert result.exit_code == 0 and "Play has ended" in result.output and seed in result.output
