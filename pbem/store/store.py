@@ -271,13 +271,10 @@ class Store:
         return StoreError(f"cannot write to {self.path}, so nothing was written: {exc}")
 
     def require_transaction(self, operation: str) -> None:
-        """Refuse ``operation`` (a write of another store module) outside store.transaction()."""
         if not self._in_transaction:
             raise StoreError(f"{operation} must run inside store.transaction()")
 
-    # The old private name, kept only while pbem/mail/failures.py still calls it (it is being
-    # rewritten on another branch); remove it once that branch calls require_transaction.
-    _require_transaction = require_transaction
+    _require_transaction = require_transaction  # only until mail/failures.py (another branch) calls the above
 
     # -- events -------------------------------------------------------------------------
 
