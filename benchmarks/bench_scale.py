@@ -209,7 +209,7 @@ class Judge:
 
     def __init__(self, path: Path, playing: list[str], passwords: dict):
         from typer.testing import CliRunner
-        from pbem.cli.app import app
+        from pbem.cli.program import app
         self.path, self.playing, self.passwords = path, playing, passwords
         self.store = Store(path)
         judge.attach(self.store, "judge@example.org")

@@ -270,9 +270,11 @@ class Store:
                               f"beside it), or copy it elsewhere and use --db")
         return StoreError(f"cannot write to {self.path}, so nothing was written: {exc}")
 
-    def _require_transaction(self, operation: str) -> None:
+    def require_transaction(self, operation: str) -> None:
         if not self._in_transaction:
             raise StoreError(f"{operation} must run inside store.transaction()")
+
+    _require_transaction = require_transaction  # only until mail/failures.py (another branch) calls the above
 
     # -- events -------------------------------------------------------------------------
 
@@ -280,7 +282,7 @@ class Store:
         """Add the next event of ``game``; ``at`` defaults to now, UTC, ``YYYY-MM-DDTHH:MM:SSZ``.
         Returns the stored event, its data read back from the stored text (never the caller's
         dict); None with ``read_back=False``, for a caller that does not use it."""
-        self._require_transaction("append()")
+        self.require_transaction("append()")
         if not isinstance(game, str) or not game:
             raise StoreError(f"game must be a non-empty string, got {game!r}")
         if not isinstance(kind, str) or not kind:

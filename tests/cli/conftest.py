@@ -22,7 +22,7 @@ import pytest
 import typer.testing
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PLAYERS = ("ani", "alex", "frank", "lothar")

@@ -10,7 +10,7 @@ import json
 import pytest
 import typer.main
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 from pbem.protocol import offline
 from pbem.protocol.commit import make_commitment, new_salt
 

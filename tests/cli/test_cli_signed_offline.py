@@ -3,7 +3,7 @@ seal and sign sealed choices, and sign open decisions, offline."""
 
 import json
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 from pbem.protocol import loading
 from pbem.render.demo import play_bots
 from pbem.store import Store

@@ -111,7 +111,7 @@ def test_folder_names_on_the_wire(name, wire):
 def test_usage_errors(tmp_path):
     from typer.testing import CliRunner
 
-    from pbem.cli.app import app
+    from pbem.cli.program import app
     result = CliRunner().invoke(app, ["mail", "fetch", "--imap", "x.example.org", "--starttls", "--security", "tls"])
     assert result.exit_code == 2 and "--starttls and --security tls disagree" in result.stderr
     result = CliRunner().invoke(app, ["mail", "fetch", "--imap", "x.example.org", "--security", "ssl"])

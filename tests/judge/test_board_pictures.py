@@ -28,7 +28,7 @@ from click.testing import CliRunner
 
 import typer.main
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 from pbem.mail import pictures
 from pbem.mail.config import MailConfig
 from pbem.mail.send import send_due

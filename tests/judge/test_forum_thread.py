@@ -7,7 +7,7 @@ import html
 
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 from pbem.protocol import commands, loading, offline
 from pbem.store import Store
 

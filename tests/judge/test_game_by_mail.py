@@ -38,7 +38,7 @@ import pytest
 import typer.main
 from click.testing import CliRunner
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 from pbem.mail import ingest as pipeline
 from pbem.mail.config import MailConfig
 from pbem.mail.send import send_due

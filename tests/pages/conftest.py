@@ -17,7 +17,7 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 from pbem.protocol import commands, loading, offline, submissions
 from pbem.protocol.canonical import GENESIS_HASH, event_hash
 from pbem.protocol.signing import generate_keypair

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 from pbem.render import viewer
 from pbem.store import Store
 

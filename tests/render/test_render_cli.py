@@ -9,7 +9,7 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 from pbem.protocol import commands, loading, reports
 from pbem.render import environment, summary
 
@@ -101,7 +101,7 @@ def test_replay_prints_every_round_then_the_result(pbem, games):
 
 
 def test_command_line_start_up_imports_no_jinja():
-    code = ("import sys, pbem.cli.app; "
+    code = ("import sys, pbem.cli.program; "
             "print(sorted(m for m in sys.modules if m.startswith(('jinja2', 'markupsafe', 'pbem.render'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
