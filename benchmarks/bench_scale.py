@@ -45,7 +45,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pbem.mail import deadlines, judge  # noqa: E402
+from pbem.mail import addresses, deadlines, judge  # noqa: E402
 from pbem.mail import ingest as pipeline  # noqa: E402
 from pbem.protocol import commands, reports  # noqa: E402
 from pbem.protocol.snapshot import head_columns  # noqa: E402
@@ -70,9 +70,9 @@ def build_templates(path: Path) -> dict:
     store.conn.execute("pragma synchronous = off")  # a scratch file: no need to wait for the disk
     passwords = {}
     for n, name in enumerate(TEMPLATES):
-        judge.create_game(store, name, "tortuga", PLAYERS, {}, {p: address(p, name) for p in PLAYERS},
-                          None, at=AT, start=True, deadline_seconds=48 * 3600,
-                          deadlines={"remind": 12 * 3600, "grace": 0, "on_late": "default"})
+        addresses.create_game(store, name, "tortuga", PLAYERS, {}, {p: address(p, name) for p in PLAYERS},
+                              None, at=AT, start=True, deadline_seconds=48 * 3600,
+                              deadlines={"remind": 12 * 3600, "grace": 0, "on_late": "default"})
         if name == "Tplay":
             play_bots(store, name, f"scale/{n}", at=AT, until=lambda s: s.state.round >= 3)
             for recipient, body in store.conn.execute(

@@ -20,3 +20,6 @@ def write_hook(store, session):
     never both."""
     from .judge import watch
     return watch(store, session)
+
+
+write_hook.queues_mail = True  # how judge.attach knows it is installed (see there)

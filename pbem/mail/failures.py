@@ -159,7 +159,7 @@ def _tell(store, entry: dict, at: str) -> None:
 def _queue_notice(store, game: str, player: str | None, moderator: str, entry: dict, at: str) -> None:
     """``player`` None: the address is the game's list address."""
     from ..store import outbox
-    from .judge import _domain, subject_tag
+    from .envelope import domain, subject_tag
     if player is None:
         return _queue_list_notice(store, game, moderator, entry, at)
     marked = entry["dead_since"] is not None
@@ -178,12 +178,12 @@ def _queue_notice(store, game: str, player: str | None, moderator: str, entry: d
     subject = (f"{subject_tag(game)} mail to {player} " + ("not delivered: no more reminders" if marked
                                                             else "cannot be delivered"))
     outbox.queue(store, game=game, kind="notice", recipient=moderator, subject=subject,
-                 text="\n".join(lines) + "\n", at=at, domain=_domain(store))
+                 text="\n".join(lines) + "\n", at=at, domain=domain(store))
 
 
 def _queue_list_notice(store, game: str, moderator: str, entry: dict, at: str) -> None:
     from ..store import outbox
-    from .judge import _domain, subject_tag
+    from .envelope import domain, subject_tag
     marked = entry["dead_since"] is not None
     lines = [f"The judge cannot deliver the public summaries of game {game} to its list ({entry['address']}).", "",
              f"Failing since:     {_shown(entry['since'])}",
@@ -196,4 +196,4 @@ def _queue_list_notice(store, game: str, moderator: str, entry: dict, at: str) -
              f"  pbem status {game}", "", "(docs/email.md, \"When mail cannot be delivered\")"]
     subject = f"{subject_tag(game)} mail to the list " + ("not delivered" if marked else "cannot be delivered")
     outbox.queue(store, game=game, kind="notice", recipient=moderator, subject=subject,
-                 text="\n".join(lines) + "\n", at=at, domain=_domain(store))
+                 text="\n".join(lines) + "\n", at=at, domain=domain(store))

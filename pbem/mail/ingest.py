@@ -31,8 +31,9 @@ from ..render.times import shown
 from ..store import judge as tables
 from ..store import outbox
 from ..store.outbox import MESSAGE_ID_PATTERN
-from . import failures, judge, limits
+from . import failures, judge, letters, limits
 from .away import former_refusal
+from .envelope import domain
 from .limits import MAX_BYTES
 from .lines import MAX_COMMANDS, read_lines
 from .message import MailError, read_message
@@ -412,7 +413,7 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
         if command.verb == "status":
             return True, _status_text(store, game, session, row.tz), None
         if command.verb == "private":
-            judge.queue_private(store, session, player, now, in_reply_to=_reply_id(msg))
+            letters.queue_private(store, session, player, now, in_reply_to=_reply_id(msg))
             return True, "your private message is on its way again", None
         before = store.head(game)
         step = session.sealed
@@ -506,14 +507,14 @@ def _status_text(store, game: str, session, tz: str | None = None, head=None) ->
 def _status(store, session, head: tuple[int, str]) -> dict:
     """What the status line reads of ``reports.status(session, head)``, the same values,
     without the rest of the report (scores, sealed step, seeds); the public view as the
-    moment made it (``judge.public_view``)."""
+    moment made it (``letters.public_view``)."""
     report = {"type": session.meta.get("game_type"), "started": session.started, "round": None, "step": None,
               "phase": "waiting for client seeds" if not session.started else None,
               "chain_head": {"seq": head[0], "hash": head[1]}, "waiting": []}
     if session.paused:
         report["paused"] = dict(session.paused)
     if session.state is not None:
-        view = judge.public_view(store, session)
+        view = letters.public_view(store, session)
         report.update(round=view.get("round", session.state.round), step=view.get("step", session.state.step),
                       phase=view["phase"], waiting=waiting(session))
     return report
@@ -548,7 +549,7 @@ def _answer(store, msg, result: Result, text: str, now: str, hold: bool = False)
         return
     outbox.queue(store, game=result.game or NO_GAME, kind="answer", recipient=address, subject=subject[:200],
                  text=text + "\n", in_reply_to=reply_to, references=refs[-10:], at=now,
-                 domain=judge._domain(store))
+                 domain=domain(store))
     result.answered = True
 
 

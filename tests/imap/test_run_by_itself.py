@@ -310,7 +310,7 @@ def test_a_game_runs_itself_through_kills_garbage_and_a_player_who_never_answers
     def move_the_clock() -> bool:
         """When the game waits for lothar alone: to his reminder time, and once he has been
         reminded, past his deadline and grace."""
-        from pbem.mail.deadlines import owed
+        from pbem.mail.reminders import owed
         from pbem.protocol import commands
         from pbem.store import judge as tables
         owes = owed(commands.load(store, "g1"))

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pbem.mail import ingest, judge
+from pbem.mail import ingest, letters
 from pbem.mail.moment import moment
 from pbem.protocol import commands, reports
 from pbem.store import Store
@@ -38,8 +38,8 @@ def test_the_status_line_reads_what_status_says(tmp_path, game_type, players):
         nonlocal count
         same_as_status(store, session)
         with store.transaction(), moment(store, AT):  # the view kept for the moment is the state's
-            first = judge.public_view(store, session)
-            assert judge.public_view(store, session) is first
+            first = letters.public_view(store, session)
+            assert letters.public_view(store, session) is first
             assert first == session.rules.view(session.state, None)
             same_as_status(store, session)
         count += 1
@@ -64,4 +64,4 @@ def test_a_view_of_another_state_is_not_taken(game):
     session = game.session()
     with store.transaction(), moment(store, AT):
         store.memo[("public_view", "g1", session.seq)] = (object(), {"phase": "forged"})
-        assert judge.public_view(store, session) == session.rules.view(session.state, None)
+        assert letters.public_view(store, session) == session.rules.view(session.state, None)

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from pbem.mail import judge
+from pbem.mail import addresses, letters
 from pbem.protocol.commands import SEED, held_source
 from pbem.render import record, summary
 from pbem.render.demo import play_bots
@@ -33,8 +33,8 @@ def played(request, tmp_path_factory):
     game_type = request.param
     store = Store(tmp_path_factory.mktemp("summaries") / "judge.db")
     players = PLAYERS[game_type]
-    judge.create_game(store, "g", game_type, players, {}, {p: f"{p}@example.org" for p in players},
-                      "table@lists.example.org", at=AT, start=True)
+    addresses.create_game(store, "g", game_type, players, {}, {p: f"{p}@example.org" for p in players},
+                          "table@lists.example.org", at=AT, start=True)
     play_bots(store, "g", f"snapshots/{game_type}", at=AT)
     return store, summary_specs(store, "g")
 
@@ -57,7 +57,7 @@ def test_every_summary_reads_as_a_full_replay_does(played):
     kept = store.conn.execute("select count(*) from snapshots where game = 'g'").fetchone()[0]
     assert kept >= 3, "the last snapshot of each finished round is kept"
     for spec in rounds:
-        assert judge.materialize(store, "g", json.dumps(spec)) == (*full_replay(store, "g", spec), []), spec
+        assert letters.materialize(store, "g", json.dumps(spec)) == (*full_replay(store, "g", spec), []), spec
 
 
 def test_a_later_round_starts_from_a_snapshot_not_the_first_event(played, monkeypatch):
@@ -70,7 +70,7 @@ def test_a_later_round_starts_from_a_snapshot_not_the_first_event(played, monkey
         seen.append(after)
         return real(game, after, upto)
     monkeypatch.setattr(store, "events", events)
-    judge.materialize(store, "g", json.dumps(spec))
+    letters.materialize(store, "g", json.dumps(spec))
     assert seen and min(seen) > 0
 
 
@@ -81,7 +81,7 @@ def test_without_snapshots_every_summary_is_the_same(played, tmp_path):
     bare = Store(copy)
     bare.conn.execute("delete from snapshots")
     for spec in specs:
-        assert judge.materialize(bare, "g", json.dumps(spec)) == judge.materialize(store, "g", json.dumps(spec))
+        assert letters.materialize(bare, "g", json.dumps(spec)) == letters.materialize(store, "g", json.dumps(spec))
     assert audit.audit_store(bare, "g")["ok"]
 
 
