@@ -196,19 +196,19 @@ def test_a_resolved_step_queues_the_summary_for_everyone_and_the_list(game):
 def test_one_transaction_a_failing_answer_leaves_nothing_and_never_stops_the_mail(game, monkeypatch):
     """A message the judge fails on (here its answer cannot be queued) leaves no event and
     no mail, is recorded as seen by its bytes only, and the messages after it are read."""
-    from pbem.mail import ingest
+    from pbem.mail import answer
     before = game.frozen()
-    real = ingest._answer
+    real = answer.queue
 
     def boom(*args, **kwargs):
         raise RuntimeError("disk full")
-    monkeypatch.setattr(ingest, "_answer", boom)
+    monkeypatch.setattr(answer, "queue", boom)
     result = game.send("ani", f"password {game.passwords['ani']}\nseal {default_select(game, 'ani')}")
     assert result.outcome == "failed: disk full" and not result.answered
     assert game.frozen() == before
     seen = game.store.conn.execute("select key, outcome from mail_seen").fetchall()
     assert seen == [(result.key, "failed: disk full")] and result.key.startswith("sha256:")
-    monkeypatch.setattr(ingest, "_answer", real)
+    monkeypatch.setattr(answer, "queue", real)
     assert game.send("alex", "status").answered
 
 

@@ -1,4 +1,4 @@
-"""The answer's status line reads only part of ``reports.status``: ``ingest._status`` makes
+"""The answer's status line reads only part of ``reports.status``: ``statusline.status`` makes
 that part alone, the same values at every point of bot-played games of both games (before
 the start, paused, finished), and the public view a moment keeps is the one of its state."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pbem.mail import ingest, letters
+from pbem.mail import letters, statusline
 from pbem.mail.moment import moment
 from pbem.protocol import commands, reports
 from pbem.store import Store
@@ -19,8 +19,8 @@ def same_as_status(store, session) -> None:
     head = store.head(session.game_id)
     full = reports.status(session, head)
     expected = {name: full[name] for name in FIELDS if name in full}
-    assert ingest._status(store, session, head) == expected
-    assert ingest._status_text(store, session.game_id, session) == ingest._status_text(
+    assert statusline.status(store, session, head) == expected
+    assert statusline.status_text(store, session.game_id, session) == statusline.status_text(
         store, session.game_id, session, head=head)
 
 
@@ -56,7 +56,7 @@ def test_a_paused_game(game):
     session = game.session()
     assert session.paused
     same_as_status(game.store, session)
-    assert "PAUSED since" in ingest._status_text(game.store, "g1", session)
+    assert "PAUSED since" in statusline.status_text(game.store, "g1", session)
 
 
 def test_a_view_of_another_state_is_not_taken(game):
