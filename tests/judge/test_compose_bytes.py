@@ -72,7 +72,7 @@ def test_every_message_is_the_default_policys_byte_for_byte(rows, monkeypatch):
 
 
 def test_a_long_run_keeps_a_bounded_number_of_headers(rows, monkeypatch):
-    monkeypatch.setattr(sendpolicy, "_KEPT", 50)
+    monkeypatch.setattr(sendpolicy, "KEPT", 50)
     policy = sendpolicy.HeadersOnce()
     monkeypatch.setattr(sendpolicy, "SEND_POLICY", policy)
     before = [wire(send.compose(row, "judge@example.org")) for row in rows]

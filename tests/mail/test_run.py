@@ -427,7 +427,7 @@ def test_without_the_picture_renderer_the_run_says_why_once(private_environment,
     server = smtp_server()
     make_game(private_environment)
     monkeypatch.setitem(sys.modules, "resvg_py", None)  # as if pbem[mail] were not installed
-    pictures._available.cache_clear()
+    pictures.available.cache_clear()
     store = Store(private_environment)
     config = MailConfig(judge_address="judge@example.org", smtp_host="127.0.0.1", smtp_port=server.port,
                         security="plain")
@@ -441,7 +441,7 @@ def test_without_the_picture_renderer_the_run_says_why_once(private_environment,
         service.run(store, config, clock=lambda: at["now"], stop=stop, report=notes.append, every=60,
                     monotonic=lambda: stop.now)
     finally:
-        pictures._available.cache_clear()
+        pictures.available.cache_clear()
         store.close()
     said = [n.item for n in notes if n.step == "send" and n.kind == "note"]
     assert len(said) == 1 and "resvg-py is not installed" in said[0]
