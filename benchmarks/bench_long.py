@@ -28,7 +28,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pbem.mail import judge  # noqa: E402
+from pbem.mail import addresses, letters  # noqa: E402
 from pbem.protocol import commands, loading  # noqa: E402
 from pbem.render import summary  # noqa: E402
 from pbem.store import Store  # noqa: E402
@@ -89,8 +89,8 @@ def main(argv=None) -> int:
         store.conn.execute("pragma synchronous = off")  # the disk is not what is measured
         for g in range(args.games):
             game = f"long{g}"
-            judge.create_game(store, game, args.game, players, {**options},
-                              {p: f"{p}.{game}@example.org" for p in players}, None, at=AT, start=True)
+            addresses.create_game(store, game, args.game, players, {**options},
+                                  {p: f"{p}.{game}@example.org" for p in players}, None, at=AT, start=True)
             costs = play(store, game, f"long/{g}")
             last = store.head(game)[0]
             events.append(last)
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
             for spec in specs:
                 if spec["what"] == "summary":
                     started = time.process_time()
-                    judge.materialize(store, game, json.dumps(spec))
+                    letters.materialize(store, game, json.dumps(spec))
                     rendered.append((spec["upto"], time.process_time() - started))
             for fig, found in zip(figures["summary"], early_late(rendered, last)):
                 fig += found

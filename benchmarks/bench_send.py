@@ -34,7 +34,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pbem.mail import ingest as pipeline  # noqa: E402
-from pbem.mail import judge, pictures, send, sendpolicy  # noqa: E402
+from pbem.mail import addresses, pictures, send, sendpolicy  # noqa: E402
 from pbem.protocol import loading, reports  # noqa: E402
 from pbem.store import Store, outbox  # noqa: E402
 
@@ -47,8 +47,8 @@ def play(path: Path, moves: int) -> list:
     """A game played by mail for ``moves`` moves (or to its end); every row it queued, rendered."""
     import re
     store = Store(path)
-    judge.create_game(store, "g1", "tortuga1667", PLAYERS, {}, {p: f"{p}@example.org" for p in PLAYERS},
-                      "table@example.org", at=T0.strftime(FMT), start=True)
+    addresses.create_game(store, "g1", "tortuga1667", PLAYERS, {}, {p: f"{p}@example.org" for p in PLAYERS},
+                          "table@example.org", at=T0.strftime(FMT), start=True)
     send.render_pending(store)
     passwords = {}
     for row in outbox.listing(store):

@@ -100,7 +100,7 @@ def new(
     if stand_in_after is not None:
         settings["stand_in_after"] = stand_in_after
     if addresses or list_address or deadlines or moderator:
-        from ..mail import judge
+        from ..mail import addresses as judge
         session = judge.create_game(store, game, game_type, names, options, addresses, list_address,
                                     at=commands.now_utc(), deadlines=deadlines, moderator=moderator, **settings)
     else:

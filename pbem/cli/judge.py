@@ -35,7 +35,7 @@ def address(game: GameArg,
     Example: pbem address g1 --list g1-table@lists.example.org
     Example: pbem address g1 --moderator me@example.org
     """
-    from ..mail import judge
+    from ..mail import addresses as judge
     from ..protocol.commands import now_utc
     store = open_store(db)
     if moderator is not None:

@@ -268,7 +268,7 @@ def mark_reminded(store, game: str, key: tuple, stage: str, at: str, message_id:
 
 def reminder_records(store, game: str, key: tuple) -> list[tuple[str, str]]:
     """(stage, message_id) of each notice recorded for request ``key`` (player, round,
-    step, kind as ``deadlines.owed`` keys it)."""
+    step, kind as ``pbem.mail.reminders.owed`` keys it)."""
     return [(row[0], row[1]) for row in _rows(
         store, "select stage, message_id from mail_reminders where game = ? and player = ? and round = ? "
                "and step = ? and kind = ? order by stage", (game, *key))]

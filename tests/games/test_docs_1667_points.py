@@ -188,7 +188,7 @@ def test_a_digit_that_is_not_decimal_is_refused_as_syntax_not_a_crash():
     """`choice-unicode`: any script's *decimal* digits are read; a character Python calls a
     digit but not a decimal one (Ethiopic ፩, superscript ² before NFKC) is no number."""
     from pbem.games.base import InvalidChoice
-    from pbem.mail.ingest import _duration
+    from pbem.mail.apply import duration
     from pbem.protocol.rng import RandomSource
     state = tortuga1667.setup(["ani", "bo", "cy", "dee", "eve"], {}, RandomSource.for_testing("digits"))
     while tortuga1667.pending(state)[0].kind != "action":
@@ -201,4 +201,4 @@ def test_a_digit_that_is_not_decimal_is_refused_as_syntax_not_a_crash():
     assert tortuga1667.check(state, player, "reveal ٣") == "reveal 3"
     with pytest.raises(InvalidChoice):
         tortuga1667.normalize("vote", "vote ፩")
-    assert _duration("፩h") is None and _duration("٢h") == 7200
+    assert duration("፩h") is None and duration("٢h") == 7200

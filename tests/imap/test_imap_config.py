@@ -9,7 +9,7 @@ import pytest
 
 from pbem.mail.config import (MailConfig, MailConfigError, check_fetchable, load_config,
                               with_imap_overrides)
-from pbem.mail.fetch import _unutf7, account_name, quoted
+from pbem.mail.fetch import account_name, quoted, unutf7
 
 SAMPLE = """\
 judge_address = "judge@example.org"
@@ -105,7 +105,7 @@ def test_the_command_line_goes_over_the_file():
 def test_folder_names_on_the_wire(name, wire):
     assert quoted(name) == wire
     inner = wire[1:-1].replace('\\"', '"').replace("\\\\", "\\")
-    assert _unutf7(inner) == name
+    assert unutf7(inner) == name
 
 
 def test_usage_errors(tmp_path):

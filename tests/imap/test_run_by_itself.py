@@ -310,8 +310,8 @@ def test_a_game_runs_itself_through_kills_garbage_and_a_player_who_never_answers
     def move_the_clock() -> bool:
         """When the game waits for lothar alone: to his reminder time, and once he has been
         reminded, past his deadline and grace."""
-        from pbem.mail.deadlines import owed
-        from pbem.protocol import loading
+        from pbem.mail.reminders import owed
+        from pbem.protocol import commands, loading
         from pbem.store import judge as tables
         owes = owed(loading.load(store, "g1"))
         if not owes or {player for player, *_ in owes} != {LAZY}:

@@ -1,4 +1,4 @@
-"""The answer's status line reads only part of ``reports.status``: ``ingest._status`` makes
+"""The answer's status line reads only part of ``reports.status``: ``statusline.status`` makes
 that part alone, the same values at every point of bot-played games of both games (before
 the start, paused, finished), and the public view a moment keeps is the one of its state."""
 
@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from pbem.mail import ingest, judge
+from pbem.mail import letters, statusline
 from pbem.mail.moment import moment
 from pbem.protocol import commands, loading, reports
 from pbem.store import Store
@@ -19,8 +19,8 @@ def same_as_status(store, session) -> None:
     head = store.head(session.game_id)
     full = reports.status(session, head)
     expected = {name: full[name] for name in FIELDS if name in full}
-    assert ingest._status(store, session, head) == expected
-    assert ingest._status_text(store, session.game_id, session) == ingest._status_text(
+    assert statusline.status(store, session, head) == expected
+    assert statusline.status_text(store, session.game_id, session) == statusline.status_text(
         store, session.game_id, session, head=head)
 
 
@@ -38,8 +38,8 @@ def test_the_status_line_reads_what_status_says(tmp_path, game_type, players):
         nonlocal count
         same_as_status(store, session)
         with store.transaction(), moment(store, AT):  # the view kept for the moment is the state's
-            first = judge.public_view(store, session)
-            assert judge.public_view(store, session) is first
+            first = letters.public_view(store, session)
+            assert letters.public_view(store, session) is first
             assert first == session.rules.view(session.state, None)
             same_as_status(store, session)
         count += 1
@@ -56,7 +56,7 @@ def test_a_paused_game(game):
     session = game.session()
     assert session.paused
     same_as_status(game.store, session)
-    assert "PAUSED since" in ingest._status_text(game.store, "g1", session)
+    assert "PAUSED since" in statusline.status_text(game.store, "g1", session)
 
 
 def test_a_view_of_another_state_is_not_taken(game):
@@ -64,4 +64,4 @@ def test_a_view_of_another_state_is_not_taken(game):
     session = game.session()
     with store.transaction(), moment(store, AT):
         store.memo[("public_view", "g1", session.seq)] = (object(), {"phase": "forged"})
-        assert judge.public_view(store, session) == session.rules.view(session.state, None)
+        assert letters.public_view(store, session) == session.rules.view(session.state, None)

@@ -18,7 +18,7 @@ from pbem.protocol.errors import Damaged
 from pbem.protocol.session import Session
 from pbem.protocol.snapshot import SNAPSHOT_VERSION
 from pbem.store import Store, audit
-from pbem.store.store import _snapshot_digest
+from pbem.store.snapshots import snapshot_digest
 
 AT = "2024-05-01T12:00:00Z"
 PLAYERS = {"tortuga": ["ani", "alex", "frank"], "tortuga1667": ["ani", "bo", "cy", "dee", "eve"]}
@@ -122,7 +122,7 @@ def test_a_light_snapshot_with_another_status_is_found_by_the_audit(played):
     data["status"]["phase"] = "over"
     changed = json.dumps(data)
     store.conn.execute("update snapshots set state = ?, digest = ? where game = 'g' and seq = ?",
-                       [changed, _snapshot_digest("g", seq, store.hash_at("g", seq), changed), seq])
+                       [changed, snapshot_digest("g", seq, store.hash_at("g", seq), changed), seq])
     report = audit.audit_store(store, "g")
     assert not report["ok"] and report["bad_seq"] == seq and "snapshot differs" in report["problem"], report
 
