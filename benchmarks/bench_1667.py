@@ -109,12 +109,12 @@ def protocol_game(store, name: str, players: int, seed: int, style: str, game_bo
     of ``pbem.render.demo.play_bots``, with the engine bench's bots in every seat, handed
     the request at hand). Each command is a write transaction of its own, as at the
     command line. Returns the number of commands."""
-    from pbem.protocol import commands
+    from pbem.protocol import commands, loading
 
     at = "2026-01-01T00:00:00Z"
     commands.create_game(store, name, "tortuga1667", list(NAMES[:players]), {}, start=True, at=at)
     writes = 1
-    session = commands.load(store, name)
+    session = loading.load(store, name)
     bots = {p: make_bot(f"{seed}/{p}", style, game_bots) for p in session.players}
     while not session.finished:
         step = session.sealed

@@ -12,11 +12,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from pbem.protocol import commands
+from pbem.protocol import commands, loading, offline, submissions
 from pbem.store import audit
 from pbem.protocol.canonical import event_hash
 from pbem.protocol.commit import commitment_matches
-from pbem.protocol.session import signed_body
+from pbem.protocol.moves import signed_body
 from pbem.protocol.signing import generate_keypair, verify
 from pbem.store import Store
 
@@ -25,7 +25,7 @@ PLAYERS = ["ani", "alex", "frank", "lothar"]
 
 def play_signed(store, game: str, keys: dict, seed: str) -> None:
     """Bots play a whole game in which every submission is a signed, armoured block."""
-    session = commands.load(store, game)
+    session = loading.load(store, game)
     bots = {p: session.rules.bot(f"{seed}/{p}", "greedy" if i % 2 else "random") for i, p in enumerate(PLAYERS)}
     while not session.finished:
         step = session.sealed
@@ -33,15 +33,15 @@ def play_signed(store, game: str, keys: dict, seed: str) -> None:
             held = []
             for player in step.owes_commit():
                 sealed = commands.seal(session, player, bots[player].choose(session.state, player, "select"))
-                blocks = commands.signed_blocks(sealed, keys[player])
-                commands.submit(store, game, blocks["commit"])
+                blocks = offline.signed_blocks(sealed, keys[player])
+                submissions.submit(store, game, blocks["commit"])
                 held.append(blocks["reveal"])
-            commands.submit(store, game, "\n".join(held))  # a mail with every reveal
+            submissions.submit(store, game, "\n".join(held))  # a mail with every reveal
         else:
             request = session.pending()[0]
             choice = bots[request.player].choose(session.state, request.player, request.kind)
-            commands.submit(store, game, commands.decision_block(session, request.player, choice, keys[request.player]))
-        session = commands.load(store, game)
+            submissions.submit(store, game, offline.decision_block(session, request.player, choice, keys[request.player]))
+        session = loading.load(store, game)
 
 
 def floor_seconds(rows_by_game: dict, publics: dict) -> float:

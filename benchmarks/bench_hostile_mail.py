@@ -48,15 +48,15 @@ def _status_kb(field: str) -> int:
 def child(name: str, budget: int, automatic: bool = False) -> dict:
     """One shape, in this (fresh) process."""
     from pbem.mail import ingest as pipeline
-    from pbem.mail import judge
+    from pbem.mail import addresses
     from pbem.store import Store
 
     build, _ = hostile_shapes.SHAPES[name]
     with tempfile.TemporaryDirectory() as folder:
         store = Store(Path(folder) / "judge.db")
         players = ["ani", "alex", "frank", "lothar"]
-        judge.create_game(store, "g1", "tortuga", players, {}, {p: f"{p}@example.org" for p in players}, None,
-                          at="2030-01-01T10:00:00Z", start=True)
+        addresses.create_game(store, "g1", "tortuga", players, {}, {p: f"{p}@example.org" for p in players}, None,
+                              at="2030-01-01T10:00:00Z", start=True)
         text = store.conn.execute("select body_text from outbox where recipient = ?", ["ani@example.org"]).fetchone()[0]
         password = re.search(r"Your mail password for this game: (\S+)", text).group(1)
         warm = hostile_shapes._head(password) + b"\n" + hostile_shapes.body(password)

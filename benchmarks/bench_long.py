@@ -28,8 +28,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pbem.mail import judge  # noqa: E402
-from pbem.protocol import commands  # noqa: E402
+from pbem.mail import addresses, letters  # noqa: E402
+from pbem.protocol import commands, loading  # noqa: E402
 from pbem.render import summary  # noqa: E402
 from pbem.store import Store  # noqa: E402
 
@@ -49,7 +49,7 @@ def play(store, game: str, seed: str) -> list[tuple[int, float]]:
     """Bots play the game to its end (as ``pbem.render.demo.play_bots``); the CPU cost of
     each write, by the event it followed."""
     costs: list[tuple[int, float]] = []
-    session = commands.load(store, game)
+    session = loading.load(store, game)
     bots = {p: session.rules.bot(f"{seed}/{p}", "random") for p in session.players}
     while not session.finished:
         step = session.sealed
@@ -89,8 +89,8 @@ def main(argv=None) -> int:
         store.conn.execute("pragma synchronous = off")  # the disk is not what is measured
         for g in range(args.games):
             game = f"long{g}"
-            judge.create_game(store, game, args.game, players, {**options},
-                              {p: f"{p}.{game}@example.org" for p in players}, None, at=AT, start=True)
+            addresses.create_game(store, game, args.game, players, {**options},
+                                  {p: f"{p}.{game}@example.org" for p in players}, None, at=AT, start=True)
             costs = play(store, game, f"long/{g}")
             last = store.head(game)[0]
             events.append(last)
@@ -103,7 +103,7 @@ def main(argv=None) -> int:
             for spec in specs:
                 if spec["what"] == "summary":
                     started = time.process_time()
-                    judge.materialize(store, game, json.dumps(spec))
+                    letters.materialize(store, game, json.dumps(spec))
                     rendered.append((spec["upto"], time.process_time() - started))
             for fig, found in zip(figures["summary"], early_late(rendered, last)):
                 fig += found
@@ -111,9 +111,9 @@ def main(argv=None) -> int:
             session_costs = []
             for upto in range(10, last, max(1, last // 20)):
                 from pbem.protocol.session import Session
-                seed = bytes.fromhex(store.get_secret(game, commands.SEED))
+                seed = bytes.fromhex(store.get_secret(game, loading.SEED))
                 session = Session.replay(game, store.events(game, upto=upto), seed,
-                                         held=commands.held_source(store, game))
+                                         held=loading.held_source(store, game))
                 if session.finished or not session.pending():
                     continue
                 player = session.pending()[0].player

@@ -33,8 +33,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pbem.mail import ingest as pipeline  # noqa: E402
-from pbem.mail import judge  # noqa: E402
-from pbem.protocol import commands, reports  # noqa: E402
+from pbem.mail import addresses  # noqa: E402
+from pbem.protocol import loading, reports  # noqa: E402
 from pbem.store import Store  # noqa: E402
 
 PLAYERS = ["ani", "alex", "frank", "lothar"]
@@ -62,8 +62,8 @@ def create_games(path: Path, count: int) -> dict:
     passwords = {}
     for number in range(count):
         game = f"b{number}"
-        judge.create_game(store, game, "tortuga", PLAYERS, {}, {p: f"{p}.{game}@example.org" for p in PLAYERS},
-                          None, at=stamp(0), start=True)
+        addresses.create_game(store, game, "tortuga", PLAYERS, {}, {p: f"{p}.{game}@example.org" for p in PLAYERS},
+                              None, at=stamp(0), start=True)
         passwords[game] = {}
         for (recipient, body) in store.conn.execute("select recipient, body_text from outbox where game = ?", (game,)):
             found = re.search(r"Your mail password for this game: (\S+)", body)
@@ -74,7 +74,7 @@ def create_games(path: Path, count: int) -> dict:
 
 
 def next_move(store, game: str, passwords: dict) -> tuple[str, str] | None:
-    session = commands.load(store, game)
+    session = loading.load(store, game)
     if session.finished:
         return None
     owed = reports.waiting(session)

@@ -45,9 +45,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from pbem.mail import deadlines, judge  # noqa: E402
+from pbem.mail import addresses, deadlines, judge  # noqa: E402
 from pbem.mail import ingest as pipeline  # noqa: E402
-from pbem.protocol import commands, reports  # noqa: E402
+from pbem.protocol import cache, loading, reports  # noqa: E402
 from pbem.protocol.snapshot import head_columns  # noqa: E402
 from pbem.render.demo import play_bots  # noqa: E402
 from pbem.store import Store  # noqa: E402
@@ -70,9 +70,9 @@ def build_templates(path: Path) -> dict:
     store.conn.execute("pragma synchronous = off")  # a scratch file: no need to wait for the disk
     passwords = {}
     for n, name in enumerate(TEMPLATES):
-        judge.create_game(store, name, "tortuga", PLAYERS, {}, {p: address(p, name) for p in PLAYERS},
-                          None, at=AT, start=True, deadline_seconds=48 * 3600,
-                          deadlines={"remind": 12 * 3600, "grace": 0, "on_late": "default"})
+        addresses.create_game(store, name, "tortuga", PLAYERS, {}, {p: address(p, name) for p in PLAYERS},
+                              None, at=AT, start=True, deadline_seconds=48 * 3600,
+                              deadlines={"remind": 12 * 3600, "grace": 0, "on_late": "default"})
         if name == "Tplay":
             play_bots(store, name, f"scale/{n}", at=AT, until=lambda s: s.state.round >= 3)
             for recipient, body in store.conn.execute(
@@ -88,8 +88,8 @@ def build_templates(path: Path) -> dict:
     # without replaying any of them (the events a run adds replay, drawn under the copy's name).
     with store.transaction():
         for name in TEMPLATES:
-            session, head = commands.load(store, name), store.head(name)
-            data = commands.snapshot_data(session, head, full=True)
+            session, head = loading.load(store, name), store.head(name)
+            data = cache.snapshot_data(session, head, full=True)
             store.put_snapshot(name, head[0], json.dumps(data, separators=(",", ":")), round=session.state.round,
                                head=head_columns(data["status"]), at_head=head, full=True)
     store.close()
@@ -110,7 +110,7 @@ def template_passwords(path: Path) -> dict:
 
 def clone(conn, template: str, new: str) -> None:
     """Copy game ``template`` as ``new``: events rehashed, snapshots re-bound, mail rows renamed."""
-    from pbem.store.store import _snapshot_digest
+    from pbem.store.snapshots import snapshot_digest
     prev, hashes = "0" * 64, {0: "0" * 64}
     rows = []
     old_tag, new_tag = f',"game":"{template}",', f',"game":"{new}",'
@@ -125,7 +125,7 @@ def clone(conn, template: str, new: str) -> None:
     for seq, state, round_, full in conn.execute("select seq, state, round, full from snapshots where game = ?",
                                                  [template]).fetchall():
         state = state.replace(f'"{template}"', f'"{new}"')
-        snaps.append((new, seq, state, _snapshot_digest(new, seq, hashes[seq], state), round_, full))
+        snaps.append((new, seq, state, snapshot_digest(new, seq, hashes[seq], state), round_, full))
     conn.executemany("insert into snapshots (game, seq, state, digest, round, full) values (?,?,?,?,?,?)", snaps)
     if conn.execute("select 1 from sqlite_master where name = 'game_heads'").fetchone():
         # the head row's cache, as Store.put_snapshot writes it (its listing line names no game)
@@ -195,7 +195,7 @@ def message(game: str, player: str, body: str, number: int) -> bytes:
 
 
 def next_message(store, game: str, passwords: dict, number: int) -> bytes:
-    session = commands.load(store, game)
+    session = loading.load(store, game)
     entry = reports.waiting(session)[0]
     player = entry["player"]
     kind = session.sealed.kind if entry["sealed"] else entry["kind"]
@@ -209,7 +209,7 @@ class Judge:
 
     def __init__(self, path: Path, playing: list[str], passwords: dict):
         from typer.testing import CliRunner
-        from pbem.cli.app import app
+        from pbem.cli.program import app
         self.path, self.playing, self.passwords = path, playing, passwords
         self.store = Store(path)
         judge.attach(self.store, "judge@example.org")

@@ -34,8 +34,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from pbem.mail import ingest as pipeline  # noqa: E402
-from pbem.mail import judge, pictures, send, sendpolicy  # noqa: E402
-from pbem.protocol import commands, reports  # noqa: E402
+from pbem.mail import addresses, pictures, send, sendpolicy  # noqa: E402
+from pbem.protocol import loading, reports  # noqa: E402
 from pbem.store import Store, outbox  # noqa: E402
 
 PLAYERS = ["ani", "alex", "frank", "lothar", "mary"]
@@ -47,8 +47,8 @@ def play(path: Path, moves: int) -> list:
     """A game played by mail for ``moves`` moves (or to its end); every row it queued, rendered."""
     import re
     store = Store(path)
-    judge.create_game(store, "g1", "tortuga1667", PLAYERS, {}, {p: f"{p}@example.org" for p in PLAYERS},
-                      "table@example.org", at=T0.strftime(FMT), start=True)
+    addresses.create_game(store, "g1", "tortuga1667", PLAYERS, {}, {p: f"{p}@example.org" for p in PLAYERS},
+                          "table@example.org", at=T0.strftime(FMT), start=True)
     send.render_pending(store)
     passwords = {}
     for row in outbox.listing(store):
@@ -56,7 +56,7 @@ def play(path: Path, moves: int) -> list:
         if found:
             passwords[row.recipient.split("@")[0]] = found.group(1)
     for minute in range(1, moves + 1):
-        session = commands.load(store, "g1")
+        session = loading.load(store, "g1")
         owed = reports.waiting(session) if not session.finished else []
         if not owed:
             break

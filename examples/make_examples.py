@@ -38,7 +38,7 @@ EXAMPLES = {
                                   "Grace", "Ching_Shih", "Roberts"], "advanced", "tortuga1667"),
 }
 GOLDEN = {"text": "summary.txt", "markdown": "summary.md"}
-PBEM = [sys.executable, "-c", "from pbem.cli.app import main; main()"]
+PBEM = [sys.executable, "-c", "from pbem.cli.program import main; main()"]
 
 
 def pbem(*args: str) -> str:

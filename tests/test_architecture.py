@@ -36,6 +36,8 @@ def sibling_edge(package: str) -> tuple[str, str]:
     """Some module of ``package`` that imports a sibling: (importer, imported), as names."""
     folder = ROOT / package
     for path in sorted(folder.glob("*.py")):
+        if path.stem.startswith("__"):  # a package's __init__ is no sibling of its modules
+            continue
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module:
                 target = node.module.split(".")[0]

@@ -161,7 +161,7 @@ def test_signature():
 def test_the_signed_vectors_are_real_version_1_submissions():
     """The body a verifier learns from is exactly what pbem signs and accepts: version 1,
     with a nonce, and no field a submission may not hold."""
-    from pbem.protocol.session import signed_body
+    from pbem.protocol.moves import signed_body
     bodies = [v["body"] for v in vectors("signature")] + [v["payload"]["body"] for v in vectors("armour")]
     for body in bodies:
         assert body.get("v") == 1 and isinstance(body.get("nonce"), str), body
@@ -189,22 +189,22 @@ def test_no_canonical_form(bad):
 def test_the_seal_token_holds_the_documented_fields(tmp_path):
     """Section 6: the payload's fields, `sealed`, and `kinds` with the options of every
     request the token covers, for a sealed step and for open decisions."""
-    from pbem.protocol import commands
-    from pbem.protocol.token import read_token
+    from pbem.protocol import commands, loading
+    from pbem.protocol.token import context_token, read_token
     from pbem.store import Store
     section = DOC.read_text(encoding="utf-8").split("## 6. The seal token")[1].split("## 7.")[0]
     documented = set(re.findall(r'"([a-z]+)"', re.search(r"`payload` is the object `\{(.*?)\}`", section, re.S).group(1)))
     with Store(tmp_path / "t.db") as store:
         commands.create_game(store, "t", "tortuga", ["ani", "alex", "frank"], {}, start=True,
                              at="2024-05-01T12:00:00Z")
-        session = commands.load(store, "t")
-        token = read_token(commands.context_token(session, "ani"))
+        session = loading.load(store, "t")
+        token = read_token(context_token(session, "ani"))
         assert set(token) == documented
         request = next(r for r in session.pending() if r.player == "ani")
         assert token["sealed"] is True and token["kinds"] == [token["kind"]] == ["select"]
         assert token["options"] == list(request.options) and (token["round"], token["step"]) == (1, 1)
         for _ in range(200):  # defaults until someone owes open decisions
-            session = commands.load(store, "t")
+            session = loading.load(store, "t")
             if session.sealed is None:
                 break
             for player in session.sealed.owes_commit():
@@ -212,7 +212,7 @@ def test_the_seal_token_holds_the_documented_fields(tmp_path):
         owing = [r for r in session.pending() if not r.sealed]
         player = owing[0].player
         mine = [r for r in owing if r.player == player]
-        token = read_token(commands.context_token(session, player))
+        token = read_token(context_token(session, player))
         assert set(token) == documented and token["sealed"] is False
         assert token["kinds"] == [r.kind for r in mine] and token["kind"] == mine[0].kind
         if all(r.options is not None for r in mine):

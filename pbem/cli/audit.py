@@ -45,7 +45,7 @@ def log(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
     store = open_store(db)
     events = store.events(game)
     if not events:
-        from ..protocol.commands import load
+        from ..protocol.loading import load
         load(store, game)  # raises the helpful unknown-game error
     rows = [e.export_dict() for e in events]
     emit(rows, as_json, "\n".join(f"{e.seq:5d} {e.at} {e.kind:<13} {e.hash[:16]}  {_brief(e.kind, e.data)}" for e in events))
@@ -92,7 +92,7 @@ def export(game: GameArg,
     store = open_store(db)
     events = store.events(game)
     if not events:
-        from ..protocol.commands import load
+        from ..protocol.loading import load
         load(store, game)
     if fmt == "sqlite":
         from ..render import public_db
@@ -202,8 +202,8 @@ def reveal_seed(game: GameArg,
     \b
     Example: pbem reveal-seed g1 --force      (abandon an unfinished game g1)
     """
-    from ..protocol import commands
+    from ..protocol import commands, loading
     store = open_store(db)
     commands.reveal_seed(store, game, force)
-    seed = store.get_secret(game, commands.SEED)
+    seed = store.get_secret(game, loading.SEED)
     emit({"game": game, "seed": seed}, as_json, f"server seed of {game}: {seed}")

@@ -38,6 +38,11 @@ def default_db() -> Path:
     return Path(base) / "pbem" / "pbem.db"
 
 
+def use_db(db: Optional[Path]) -> None:
+    """The program's own --db (``pbem --db FILE COMMAND``): the database of a command given none."""
+    _GLOBAL["db"] = db
+
+
 def db_path(db: Optional[Path]) -> Path:
     return db or _GLOBAL["db"] or default_db()
 

@@ -39,13 +39,13 @@ def install() -> None:
 
 def main() -> None:
     install()
-    from .app import main as run  # typer and the commands: the slow part of start-up
+    from .program import main as run  # typer and the commands: the slow part of start-up
     run_program(run)
 
 
 def run_program(run) -> None:
     """Run the command line ``run`` as the program: its stores kept, and closed at its end
-    by ``leave``, which ends the process (also ``python -m pbem.cli.app``)."""
+    by ``leave``, which ends the process."""
     from .common import keep_stores
     keep_stores()
     try:

@@ -100,7 +100,7 @@ def new(
     if stand_in_after is not None:
         settings["stand_in_after"] = stand_in_after
     if addresses or list_address or deadlines or moderator:
-        from ..mail import judge
+        from ..mail import addresses as judge
         session = judge.create_game(store, game, game_type, names, options, addresses, list_address,
                                     at=commands.now_utc(), deadlines=deadlines, moderator=moderator, **settings)
     else:
@@ -130,10 +130,10 @@ def client_seed(game: GameArg, player: PlayerArg,
     Example: pbem client-seed g1 ani "my lucky words" --sign-with ani.key
              (a player in a signed game: prints a signed block to send; records nothing)
     """
-    from ..protocol import commands
+    from ..protocol import commands, offline
     if sign_with is not None:
         from .inputs import KEY, read_text
-        block = commands.client_seed_block(game, player, text, read_text(sign_with, KEY).strip())
+        block = offline.client_seed_block(game, player, text, read_text(sign_with, KEY).strip())
         emit({"game": game, "player": player, "block": block}, as_json,
              f"send this signed client seed to the judge (pbem submit {game} FILE); nothing was recorded:\n{block}")
         return
@@ -228,8 +228,8 @@ def list_games(every: Annotated[bool, typer.Option("--all", help="List the finis
             line = (store.head_row(name) or (None,) * 4)[3]  # not read with the others (text)
         report = json.loads(line) if line is not None else _cached_status(store, name)
         if report is None:
-            from ..protocol import commands, reports
-            report = reports.status(commands.load(store, name), store.head(name))
+            from ..protocol import loading, reports
+            report = reports.status(loading.load(store, name), store.head(name))
         if report["finished"] and not every and name not in mail and name not in failed:
             hidden += 1  # read the long way (no cache at its head), and finished after all
             continue
@@ -301,8 +301,8 @@ def status(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
     store = open_store(db)
     report = _cached_status(store, game)
     if report is None:
-        from ..protocol import commands, reports
-        report = reports.status(commands.load(store, game), store.head(game))
+        from ..protocol import loading, reports
+        report = reports.status(loading.load(store, game), store.head(game))
     _mark_overdue(report)
     _name_rounds(report)
     report["mail"] = tables.mail_state(store, game)
@@ -372,9 +372,9 @@ def private(game: GameArg, player: PlayerArg,
     \b
     Example: pbem private g1 ani      or      pbem private g1 ani --format markdown
     """
-    from ..protocol import commands, reports
+    from ..protocol import loading, reports
     store = open_store(db)
-    session = commands.load(store, game)
+    session = loading.load(store, game)
     if as_json:
         emit(reports.private(session, player), True)
         return

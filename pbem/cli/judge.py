@@ -35,7 +35,7 @@ def address(game: GameArg,
     Example: pbem address g1 --list g1-table@lists.example.org
     Example: pbem address g1 --moderator me@example.org
     """
-    from ..mail import judge
+    from ..mail import addresses as judge
     from ..protocol.commands import now_utc
     store = open_store(db)
     if moderator is not None:
@@ -92,6 +92,7 @@ def ingest(file: Annotated[Optional[List[Path]], typer.Option("--file", help="A 
     """
     from ..mail import ingest as pipeline
     from ..protocol.commands import now_utc
+    from .mail import ingest_line
     sources = sum(x is not None and x != [] for x in (file, mbox, maildir))
     if sources > 1:
         fail("give one of --file, --mbox or --maildir (or a message on standard input)", 2)
@@ -112,19 +113,13 @@ def ingest(file: Annotated[Optional[List[Path]], typer.Option("--file", help="A 
             callbacks.pop(0)()
     results = pipeline.ingest_many(store, raws(), now_utc, judges, on_commit=committed)
     rows = [r.as_dict() for r in results]
-    emit({"messages": rows}, as_json, "\n".join(_line(r) for r in results) or "no messages")
+    emit({"messages": rows}, as_json, "\n".join(ingest_line(r) for r in results) or "no messages")
 
 
 def _how(plain) -> str:
     if plain is None:
         return ""
     return " as plain text only" if plain else " as text and HTML, with the board as a picture"
-
-
-def _line(r) -> str:
-    who = f" ({r.game}, {safe(r.player)})" if r.game else (f" from {safe(r.sender)}" if r.sender else "")
-    answered = "; answer queued" if r.answered else ""
-    return f"{safe(r.key)[:80]}{who}: {r.outcome}{answered}"
 
 
 def _messages(files, mbox, maildir):

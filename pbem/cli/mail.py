@@ -1,4 +1,7 @@
-"""The mail judge's commands, under 'pbem mail': fetch mail by IMAP, send the outbox, list what waits."""
+"""The mail judge's commands, under 'pbem mail': fetch mail by IMAP, send the outbox, list what waits.
+
+The 'pbem mail' group itself is here: judge, deadlines and run add their commands to it, and
+tell of a message taken in or sent with the lines here (ingest_line, send_line)."""
 
 
 from pathlib import Path
@@ -125,6 +128,13 @@ def send(smtp: Annotated[Optional[str], typer.Option("--smtp", callback=_check_s
         raise typer.Exit(1)
 
 
+def ingest_line(r) -> str:
+    """One line for a message taken in (ingest, fetch, run): 'KEY (g1, ani): applied; answer queued'."""
+    who = f" ({r.game}, {safe(r.player)})" if r.game else (f" from {safe(r.sender)}" if r.sender else "")
+    answered = "; answer queued" if r.answered else ""
+    return f"{safe(r.key)[:80]}{who}: {r.outcome}{answered}"
+
+
 def send_line(r) -> str:
     """One line for a message sent (or written) or failed: 'sent #12 g1 answer to ...'."""
     what = f"#{r.id} {safe(r.game)} {r.kind} to {r.recipient}: {safe(r.subject)}"
@@ -211,7 +221,6 @@ def fetch(imap: Annotated[Optional[str], typer.Option("--imap", callback=_check_
     from ..mail.config import load_config, with_imap_overrides
     from ..mail.fetch import FetchError, fetch as fetch_mail
     from ..protocol.commands import now_utc
-    from .judge import _line
 
     if starttls and security not in (None, "starttls"):
         raise typer.BadParameter(f"--starttls and --security {security} disagree; give one of them")
@@ -228,7 +237,7 @@ def fetch(imap: Annotated[Optional[str], typer.Option("--imap", callback=_check_
     lines = list(report.notes)
     if report.marked_late:
         lines.append(f"marked {report.marked_late} message(s) that an earlier run ingested but did not mark")
-    lines += [f"uid {uid}: {_line(result)}" for uid, result in report.results]
+    lines += [f"uid {uid}: {ingest_line(result)}" for uid, result in report.results]
     if not report.results:
         lines.append(f"no new messages in {config.imap_folder} at {config.imap_server}")
     emit(report.as_dict(), as_json, "\n".join(lines))

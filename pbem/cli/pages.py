@@ -88,7 +88,7 @@ def _keep_in_folder(game: str, folder: Optional[Path], db, as_json: bool) -> Non
     """Set (or clear) the folder where the judge keeps the game's viewer, and write it now."""
     import os
 
-    from ..protocol.commands import load
+    from ..protocol.loading import load
     from ..render import viewer
     from ..store.pages import set_page_folder
     store = open_store(db)

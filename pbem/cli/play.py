@@ -37,22 +37,22 @@ def seal(
     Example: pbem seal --context pbem1.eyJn...Q.1a2b3c4d B,C    (player, offline)
     Example: pbem seal g1 ani B,C                              (with the database)
     """
-    from ..protocol import commands
+    from ..protocol import commands, loading, offline
     if context is not None:
         if len(args) != 1:
             fail("with --context give only the CHOICE, e.g. pbem seal --context TOKEN B,C", 2)
-        sealed = commands.seal_offline(context, args[0])
+        sealed = offline.seal_offline(context, args[0])
     else:
         if len(args) != 3:
             fail("give GAME PLAYER CHOICE (or --context TOKEN CHOICE)", 2)
-        session = commands.load(open_store(db), args[0])
+        session = loading.load(open_store(db), args[0])
         sealed = commands.seal(session, args[1], args[2])
     secret = _secret_key(key_file)
     signed_game = (_token_requires_signatures(context) if context is not None
                    else bool(session.meta.get("require_signatures")))
     if signed_game and secret is None:
         fail("this game requires signed submissions: add --key YOUR.key (from pbem keygen)")
-    blocks = commands.signed_blocks(sealed, secret)
+    blocks = offline.signed_blocks(sealed, secret)
     out = {"commitment": sealed["commitment"], "salt": sealed["salt"], "choice": sealed["choice"],
            "game": sealed["game"], "player": sealed["player"], "round": sealed["round"],
            "step": sealed["step"], "commit_block": blocks["commit"], "reveal_block": blocks["reveal"]}
@@ -92,7 +92,7 @@ def commit(
     before = _head_seq(store, game)
     if choice is not None:
         if step is not None:
-            from ..protocol.commands import load
+            from ..protocol.loading import load
             open_step = load(store, game).sealed
             if open_step is None or parse_step(step) != (open_step.round, open_step.step):
                 fail(f"--step {step} is not the open sealed step; a choice sealed on receipt always "
@@ -134,12 +134,12 @@ def decide(
     Example: pbem decide --context pbem1.eyJn...Q.1a2b3c4d skull:raid --key ani.key
              (a player in a signed game: prints a signed block to send; records nothing)
     """
-    from ..protocol import commands
+    from ..protocol import commands, loading, offline
     secret = _secret_key(key_file)
     if context is not None:
         if len(args) != 1:
             fail("with --context give only the CHOICE, e.g. pbem decide --context TOKEN skull:raid", 2)
-        made = commands.decide_offline(context, args[0], secret)
+        made = offline.decide_offline(context, args[0], secret)
         emit(made, as_json, f"send this {'signed ' if secret else ''}decision to the moderator "
                             f"(it goes in with pbem submit); nothing was recorded:\n{made['block']}")
         return
@@ -148,7 +148,7 @@ def decide(
     game, player, choice = args
     store = open_store(db)
     if secret is not None:
-        block = commands.signed_decision(commands.load(store, game), player, choice, secret)
+        block = offline.signed_decision(loading.load(store, game), player, choice, secret)
         emit({"game": game, "player": player, "choice": choice, "block": block}, as_json,
              f"send this signed decision (pbem submit {game} FILE); nothing was recorded yet:\n{block}")
         return
@@ -172,13 +172,13 @@ def submit(game: GameArg,
     Example: pbem submit g1 saved-mail.eml      (a saved mail, or a forum page saved as .html)
     """
     from ..mail.message import submission_text
-    from ..protocol import commands
+    from ..protocol import loading, submissions
     from .inputs import SUBMISSION, read_bytes
     text = submission_text(bytes(read_bytes(source, SUBMISSION, stdin_ok=True)[1]))
     store = open_store(db)
     before = _head_seq(store, game)
-    done = commands.submit(store, game, text)
-    session = commands.load(store, game)
+    done = submissions.submit(store, game, text)
+    session = loading.load(store, game)
     _report_submissions(store, session, game, as_json, done,
                         _receipts(store, game, before, [item["player"] for item in done]))
 

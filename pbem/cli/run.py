@@ -154,15 +154,14 @@ class _Log:
 def describe(note, once: bool = False) -> str:
     """The text of one note: the same words as the commands that do each step alone."""
     from .deadlines import action_line
-    from .judge import _line
-    from .mail import send_line
+    from .mail import ingest_line, send_line
     item = note.item
     if note.kind == "message":
         if note.step == "fetch":
-            return f"uid {item[0]}: {_line(item[1])}"
+            return f"uid {item[0]}: {ingest_line(item[1])}"
         if note.step == "send":
             return send_line(item)
-        return _line(item)
+        return ingest_line(item)
     if note.kind == "action":
         return action_line(item)
     if note.kind == "marked":

@@ -1,13 +1,21 @@
 """Email in and out: the judge's pipeline of small steps (see docs/email.md).
 
-    message   bytes -> Incoming: the readable text, quoting, the command lines (``quoting``)
-    screen    loops, bounces, automatic and list mail: never answered
-    ingest    route (game, player), authenticate (password or signatures), the protocol's
-              own commands, the answer; one transaction per message
-    judge     what the judge mails (private messages, summaries, the result), queued in the
-              outbox by a write hook in the transaction of the events behind it; addresses
-    send      the outbox delivered over SMTP (or written as .eml files); ``config``: settings
-    fetch     new mail taken from an IMAP folder, ingested, and only then flagged or moved
+A message comes in through its stages, in one direction (``ingest`` knows their order;
+no stage imports another, and each may end the message with an ``outcome.Stop``):
+    read (``message``, over ``limits``, ``body``, ``htmltext``, ``quoting``, ``lines``)
+    -> screen (loops, automatic and list mail; ``bounces`` reads what it turns away)
+    -> route (whose, for which game) -> authenticate (password or signatures)
+    -> apply (the protocol's own commands) -> answer (``statusline`` at its foot)
+What the judge mails, and the rooms under the stages, from the top:
+    addresses  the address book written; ``away``: a seat's new person;
+               ``deadlines``: settings and ``tick`` (reminders, defaults)
+    judge      the write hook: what each write causes to be mailed, in its transaction
+    notices, reminders   a pause, resume, extension or replacement told; reminders kept true
+    letters    private messages and summaries: queued, and rendered when sent
+    moment     one message per recipient per moment; ``failures``: mail not delivered
+    envelope   recipients, a checked address, the subject tag, the Message-ID domain
+The outbox goes out through ``send`` (SMTP or .eml files; ``sendpolicy``, ``pictures``);
+``fetch`` takes new mail from IMAP; ``service`` runs them all; ``config``: settings.
 
 Nothing here is imported at start-up of the command line: each command imports what it uses.
 """
@@ -20,3 +28,6 @@ def write_hook(store, session):
     never both."""
     from .judge import watch
     return watch(store, session)
+
+
+write_hook.queues_mail = True  # how judge.attach knows it is installed (see there)

@@ -9,15 +9,15 @@ due, allow ``grace`` seconds past the deadline, and then either apply the docume
 - a reminder: the player's private message with a notice on top, queued in one
   transaction with the record that it was sent (``mail_reminders``, keyed by player,
   round, step and kind), so a request is reminded of once however often tick runs; only
-  while at least half the reminder time is left (``reminder_due``), never near the deadline;
+  while at least half the reminder time is left (``reminders.reminder_due``), never near
+  the deadline;
 - a default: ``commands.nmr`` (which checks the deadline itself), in one transaction with
   the mail its events call for (the judge's write hook: the private messages, summaries);
 - in a game that waits, a notice to a late player, once, like a reminder.
 
 No reminder or notice goes to a player marked "mail not delivered" (``pbem.mail.failures``).
-A reminder still queued when its request is settled (answered, defaulted, the game moved
-on) is dropped in the transaction that settles it (``drop_settled``), unless it was handed
-to the SMTP server already.
+What is owed and by when, and what a write does to the reminders already queued (dropped
+when their request is settled, sent again when its deadline moved): ``pbem.mail.reminders``.
 
 Each game's actions are one transaction and one moment (``pbem.mail.moment``): whatever a
 tick causes for a player goes to them as one message. Each action is a savepoint in it and
@@ -32,12 +32,12 @@ import copy
 from contextlib import contextmanager
 from dataclasses import asdict, dataclass
 
-from ..protocol.times import shift
 from ..store import judge as tables
 from ..store.faults import maybe_crash
-from . import judge
+from . import judge, letters
+from .envelope import subject_tag
+from .reminders import LATE, REMINDER, later, owed, reminder_due
 
-REMINDER, LATE = "reminder", "late"
 # Defaults in one game in one tick: each one opens new requests (due later), so a handful
 # is the most that can be due at once; the bound only guards against a loop.
 MAX_DEFAULTS_PER_GAME = 64
@@ -68,12 +68,12 @@ def configure(store, game: str, remind: int | None = None, grace: int | None = N
               on_late: str | None = None) -> tables.Deadlines:
     """Change ``game``'s deadline settings (None: keep as is); one transaction, and a
     refusal changes nothing. A reminder must come before the deadline it reminds of."""
-    from ..protocol import commands
+    from ..protocol import loading
     from ..protocol.errors import Refused
     if on_late is not None and on_late not in tables.ON_LATE:
         raise Refused(f"--on-late {on_late!r}: use default (apply the documented default) or wait (never default)")
     with store.atomic():
-        session = commands.load(store, game)
+        session = loading.load(store, game)
         old = tables.deadlines(store, game)
         new = tables.Deadlines(old.remind if remind is None else remind, old.grace if grace is None else grace,
                                old.on_late if on_late is None else on_late)
@@ -91,8 +91,8 @@ def configure(store, game: str, remind: int | None = None, grace: int | None = N
 
 def settings(store, game: str) -> dict:
     """The game's deadline and what the judge does about it (the ``--json`` form)."""
-    from ..protocol import commands
-    session = commands.load(store, game)
+    from ..protocol import loading
+    session = loading.load(store, game)
     return {"game": game, "deadline_seconds": session.meta.get("deadline_seconds"),
             **tables.deadlines(store, game).as_dict(), "player_summaries": tables.player_summaries(store, game),
             "hold_answers_seconds": tables.hold_answers(store, game)}
@@ -100,22 +100,22 @@ def settings(store, game: str) -> dict:
 
 def set_player_summaries(store, game: str, on: bool) -> None:
     """Whether ``game``'s players get the public summaries too (see ``pbem.mail.moment``)."""
-    from ..protocol import commands
+    from ..protocol import loading
     with store.atomic():
-        commands.load(store, game)
+        loading.load(store, game)
         tables.set_player_summaries(store, game, on)
 
 
 def set_hold_answers(store, game: str, seconds: int) -> None:
     """How long an answer that only confirms may wait to travel inside ``game``'s player's
     next message (0: every answer goes at once; see ``pbem.mail.moment``)."""
-    from ..protocol import commands
+    from ..protocol import loading
     from ..protocol.errors import Refused
     if seconds < 0 or seconds > MAX_HOLD_SECONDS:
         raise Refused(f"--hold-answers {duration(seconds)}: give at most {duration(MAX_HOLD_SECONDS)} "
                       f"(a player waits this long for the answer to a move), or 0 to answer at once")
     with store.atomic():
-        commands.load(store, game)
+        loading.load(store, game)
         tables.set_hold_answers(store, game, seconds)
 
 
@@ -140,11 +140,11 @@ def tick(store, now: str, game: str | None = None, on_action=None) -> list[Actio
     the judge mails (or only ``game``); each once. See the module docstring.
     ``on_action(action)``, when given, hears of each action the moment it is committed
     (a long-running judge logs it then, so a kill a moment later loses no line)."""
-    from ..protocol import commands
+    from ..protocol import loading
     from ..protocol.errors import Refused
     judge.attach(store)
     if game is not None:
-        commands.load(store, game)  # an unknown game is refused by name
+        loading.load(store, game)  # an unknown game is refused by name
         if not tables.uses_mail(store, game):
             raise Refused(f"game {game} has no addresses, so the judge mails no one in it "
                           f"(pbem address {game} PLAYER EMAIL)")
@@ -170,28 +170,14 @@ def tick(store, now: str, game: str | None = None, on_action=None) -> list[Actio
     return actions
 
 
-def owed(session) -> dict[tuple, dict]:
-    """What each player owes now, by request (player, round, step, kind: "commit" or
-    "reveal" in a sealed step, else the decision's kind), each with the ``since`` and ``due``
-    of ``reports.waiting``, in its order (which is the order ``nmr`` settles them in)."""
-    return {key: entry for key, _clock, entry in requests(session)}
-
-
-def requests(session) -> list[tuple[tuple, tuple, dict]]:
-    """(key as ``owed`` has it, the protocol's clock key, entry) of each request owed now."""
-    from ..protocol.reports import waiting
-    return [((player, clock[1], clock[2], what), clock, entry)
-            for (player, what, _sealed, clock), entry in zip(session.owed(), waiting(session))]
-
-
 def _tick_game(store, game: str, now: str, said) -> None:
-    from ..protocol import commands
+    from ..protocol import loading
     from . import failures
     rules = tables.deadlines(store, game)
     addresses = tables.mail_players(store, game)
     failed = set()  # tried in this tick already: said once, tried again at the next tick
     for _ in range(MAX_DEFAULTS_PER_GAME):
-        session = commands.load(store, game)
+        session = loading.load(store, game)
         if not session.meta.get("deadline_seconds"):
             return
         defaulted = False
@@ -229,21 +215,12 @@ def _tick_game(store, game: str, now: str, said) -> None:
             return
 
 
-def reminder_due(due: str, remind: int, now: str) -> bool:
-    """Whether a reminder ``remind`` seconds before ``due`` is to go out at ``now``: from its
-    moment until half the reminder time is left (with --remind 12h, from 12h to 6h before
-    the deadline). A tick that comes later (the judge was down, cron stopped) sends none: a
-    reminder that arrives as the deadline passes only alarms, and the private message the
-    player already has says what to send and by when."""
-    return bool(remind) and later(due, -remind) <= now < later(due, -(remind // 2))
-
-
 def _default(store, game: str, key: tuple, due: str, now: str, late_at: str) -> Action | None:
-    from ..protocol import commands
+    from ..protocol import commands, loading
     player, round_, step, kind = key
     try:
         with _undone_whole(store):
-            entry = owed(commands.load(store, game)).get(key)
+            entry = owed(loading.load(store, game)).get(key)
             if entry is None or entry.get("due") != due:
                 return None  # answered (or settled) a moment ago
             commands.nmr(store, game, player, at=now, grace=tables.deadlines(store, game).grace)
@@ -269,20 +246,20 @@ def _undone_whole(store):
 
 
 def _notify(store, game: str, key: tuple, due: str, stage: str, now: str, rules) -> Action | None:
-    from ..protocol import commands
+    from ..protocol import loading
     player, round_, step, kind = key
     try:
         with _undone_whole(store):
-            session = commands.load(store, game)
+            session = loading.load(store, game)
             entry = owed(session).get(key)
             if entry is None or entry.get("due") != due:
                 return None  # answered a moment ago
             row = tables.mail_player(store, game, player)
             notice = _notice(game, key, due, stage, now, rules, row.tz if row else None)
-            subject = (f"{judge.subject_tag(game)} {'reminder' if stage == REMINDER else 'late'}: your {_what(kind)} "
+            subject = (f"{subject_tag(game)} {'reminder' if stage == REMINDER else 'late'}: your {_what(kind)} "
                        f"(round {round_}, step {step}) {'is' if now < due else 'was'} due {due[:16].replace('T', ' ')} UTC")
-            message_id = judge.queue_private(store, session, player, now, notice=notice, kind="reminder",
-                                             subject=subject)
+            message_id = letters.queue_private(store, session, player, now, notice=notice, kind="reminder",
+                                               subject=subject)
             if message_id is None or not tables.mark_reminded(store, game, key, stage, now, message_id):
                 raise _AlreadyDone()
     except _AlreadyDone:
@@ -291,19 +268,6 @@ def _notify(store, game: str, key: tuple, due: str, stage: str, now: str, rules)
         return Action(game, player, "failed", round_, step, kind, due, error=_one_line(exc))
     return Action(game, player, "reminded" if stage == REMINDER else "told late", round_, step, kind, due,
                   message_id=message_id)
-
-
-def drop_settled(store, session, at: str) -> int:
-    """Drop the queued reminders of ``session``'s game whose request is no longer owed as it
-    was (answered, defaulted, the game moved on); not those handed to SMTP already. Runs in
-    the write that settled them (the judge's write hook). Returns how many were dropped."""
-    queued = tables.queued_reminders(store, session.game_id)
-    if not queued:
-        return 0
-    now_owed = owed(session) if session.state is not None and not session.finished else {}
-    stale = [message_id for message_id, key in queued if key not in now_owed]
-    from ..store import outbox
-    return outbox.drop_stale(store, session.game_id, stale, "its request was settled before it went", at)
 
 
 class _AlreadyDone(Exception):
@@ -333,10 +297,6 @@ def _notice(game: str, key: tuple, due: str, stage: str, now: str, rules, tz: st
 
 def _what(kind: str) -> str:
     return {"commit": "sealed choice", "reveal": "reveal"}.get(kind, f"{kind} decision")
-
-
-def later(at: str, seconds: int) -> str:
-    return shift(at, seconds)
 
 
 def _one_line(exc: Exception) -> str:

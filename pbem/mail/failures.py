@@ -39,7 +39,7 @@ def record(store, address: str, answer: str, at: str, certain: bool = False, mes
     moderators what is news; return the address's record (see ``FIELDS``).
     ``message``: a message of the judge was failed for it (counted for the moderator)."""
     from ..store.outbox import one_line
-    store._require_transaction("failures.record()")
+    store.require_transaction("failures.record()")
     address, answer = address.lower(), one_line(answer)
     old = get(store, address)
     if old is not None and old["dead_since"] is None and old["last_scored_at"] \
@@ -79,7 +79,7 @@ def is_dead(store, address: str) -> bool:
 def clear(store, address: str) -> bool:
     """The address works again (its player mailed the judge, or the moderator gave it
     again): forget its failures. True when there were any."""
-    store._require_transaction("failures.clear()")
+    store.require_transaction("failures.clear()")
     return store.conn.execute("delete from mail_failures where address = ?", [address.lower()]).rowcount > 0
 
 
@@ -159,7 +159,7 @@ def _tell(store, entry: dict, at: str) -> None:
 def _queue_notice(store, game: str, player: str | None, moderator: str, entry: dict, at: str) -> None:
     """``player`` None: the address is the game's list address."""
     from ..store import outbox
-    from .judge import _domain, subject_tag
+    from .envelope import domain, subject_tag
     if player is None:
         return _queue_list_notice(store, game, moderator, entry, at)
     marked = entry["dead_since"] is not None
@@ -178,12 +178,12 @@ def _queue_notice(store, game: str, player: str | None, moderator: str, entry: d
     subject = (f"{subject_tag(game)} mail to {player} " + ("not delivered: no more reminders" if marked
                                                             else "cannot be delivered"))
     outbox.queue(store, game=game, kind="notice", recipient=moderator, subject=subject,
-                 text="\n".join(lines) + "\n", at=at, domain=_domain(store))
+                 text="\n".join(lines) + "\n", at=at, domain=domain(store))
 
 
 def _queue_list_notice(store, game: str, moderator: str, entry: dict, at: str) -> None:
     from ..store import outbox
-    from .judge import _domain, subject_tag
+    from .envelope import domain, subject_tag
     marked = entry["dead_since"] is not None
     lines = [f"The judge cannot deliver the public summaries of game {game} to its list ({entry['address']}).", "",
              f"Failing since:     {_shown(entry['since'])}",
@@ -196,4 +196,4 @@ def _queue_list_notice(store, game: str, moderator: str, entry: dict, at: str) -
              f"  pbem status {game}", "", "(docs/email.md, \"When mail cannot be delivered\")"]
     subject = f"{subject_tag(game)} mail to the list " + ("not delivered" if marked else "cannot be delivered")
     outbox.queue(store, game=game, kind="notice", recipient=moderator, subject=subject,
-                 text="\n".join(lines) + "\n", at=at, domain=_domain(store))
+                 text="\n".join(lines) + "\n", at=at, domain=domain(store))

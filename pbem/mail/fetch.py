@@ -180,7 +180,8 @@ def quoted(name: str) -> str:
     return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
 
 
-def _unutf7(text: str) -> str:
+def unutf7(text: str) -> str:
+    """A folder name as IMAP sends it (modified UTF-7, RFC 3501 5.1.3), decoded."""
     def one(found):
         packed = found.group(1).replace(",", "/")
         if not packed:
@@ -200,7 +201,7 @@ def folders(imap) -> list[str]:
                 name = found.group(1).decode("utf-8", "replace")
                 if name.startswith('"'):
                     name = re.sub(r"\\(.)", r"\1", name[1:-1])
-                names.append(_unutf7(name))
+                names.append(unutf7(name))
     return sorted(names, key=lambda n: (n.upper() != "INBOX", n.lower()))
 
 

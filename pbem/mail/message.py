@@ -36,7 +36,7 @@ _ADDRESS = re.compile(r"[^\s<>@\"',;:()]+@[^\s<>@\"',;:()]+")
 # A From: value that is one bare address and nothing else (dot-atoms, RFC 5322 3.2.3):
 # what email.utils.getaddresses reads as itself with no name, ~35 us sooner.
 _ATEXT = r"[A-Za-z0-9!#$%&'*+/=?^_`{|}~-]+"
-_BARE_ADDRESS = re.compile(rf"{_ATEXT}(?:\.{_ATEXT})*@{_ATEXT}(?:\.{_ATEXT})*")
+BARE_ADDRESS = re.compile(rf"{_ATEXT}(?:\.{_ATEXT})*@{_ATEXT}(?:\.{_ATEXT})*")
 _HEADER_NAME = re.compile(r"[A-Za-z][A-Za-z0-9-]*\Z")
 # The message is taken apart with compat32 (``_Parsed``), whose header values stay the raw
 # strings until read: the default policy parses a part's Content-Type into a header object
@@ -125,7 +125,7 @@ def read_message(raw: bytes, limited: bool = True) -> Incoming:
         raise MailError("not an email message: it starts with no header lines (From:, Subject:, "
                         "...); save or pipe the whole message, headers included")
     message_id, key = _identity(fields.get("message-id", [""])[0], raw)
-    sender, sender_name = _sender(msg, fields)
+    sender, sender_name = read_sender(msg, fields)
     over_limit = None
     try:
         text, attachments = readable_text(msg, limited)
@@ -218,7 +218,7 @@ def _identity(value: str, raw: bytes) -> tuple[str | None, str]:
     return f"<{key}>", key
 
 
-def _sender(msg, fields: dict[str, list[str]]) -> tuple[str, str]:
+def read_sender(msg, fields: dict[str, list[str]]) -> tuple[str, str]:
     """(lower-case addr-spec, display name) of the first From address; ("", "") if none.
 
     Parsed from the raw value with ``email.utils`` (the header registry's full parse costs
@@ -226,7 +226,7 @@ def _sender(msg, fields: dict[str, list[str]]) -> tuple[str, str]:
     if not fields.get("from"):
         return "", ""
     raw = fields["from"][0]
-    if _BARE_ADDRESS.fullmatch(raw):
+    if BARE_ADDRESS.fullmatch(raw):
         return raw.lower(), ""
     try:
         name, spec = email.utils.getaddresses([raw])[0]

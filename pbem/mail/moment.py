@@ -17,10 +17,11 @@ whenever it is rendered; a private message keeps its model (the player's view as
 moment, all its templates receive: ``pbem.render.summary.private_model``), so it shows
 what the player owed then, not what they owe when it goes. A message that carries either
 is queued as what to render: ``{"parts": [...]}``, each part ``{"text": ...}``, ``{"spec":
-...}`` (see ``pbem.mail.judge.queue_summary``) or ``{"private": ...}`` (see
-``pbem.mail.judge.queue_private``). ``render_row`` makes its bodies, at send time
-(``pbem.mail.send.render_pending``); the HTML alternative (when a part has HTML: a summary,
-a private message) is built in ``html_of`` alone, by ``pbem.mail.htmlmail.document``.
+...}`` (see ``pbem.mail.letters.queue_summary``) or ``{"private": ...}`` (see
+``pbem.mail.letters.queue_private``). ``pbem.mail.letters.render_row`` makes its bodies,
+at send time (``pbem.mail.send.render_pending``); the HTML alternative (when a part has
+HTML: a summary, a private message) is built in ``html_of`` alone, by
+``pbem.mail.htmlmail.document``.
 A message with a secret in it (a welcome with its password) is rendered when queued, so
 that the outbox can cut the secret out of its bodies once it is sent.
 
@@ -78,7 +79,7 @@ class Moment:
         """``part``: the private message as a part of a message (see ``flush``): rendered
         (``{"text", "html"?}``; ``html``, the message's own HTML document if it has one,
         else the HTML alternative shows its text), or what to render it from when it is
-        sent (``{"private": spec}``, from ``pbem.mail.judge.queue_private``)."""
+        sent (``{"private": spec}``, from ``pbem.mail.letters.queue_private``)."""
         _check(address)
         self.game = self.game or game
         self.privates[player] = {"part": part, "subject": subject, "address": address}
@@ -123,7 +124,7 @@ def flush(store, m: Moment) -> list[str]:
     """Queue the moment's messages; returns their Message-IDs."""
     from ..store import judge as tables
     from ..store import outbox
-    from .judge import _domain
+    from .envelope import domain
     if m.game is None and m.answer is None:
         return []
     ids = []
@@ -138,8 +139,8 @@ def flush(store, m: Moment) -> list[str]:
     if answered is not None and answered not in order:
         order.insert(0, answered)
     if m.answer is not None and answered is None:  # an answer to someone who plays no game here
-        ids.append(_queue(store, outbox, m.answer["game"], "answer", m.answer["address"], m.answer["subject"],
-                          [{"text": m.answer["text"]}], m.at, _domain(store), m.answer))
+        ids.append(queue_message(store, outbox, m.answer["game"], "answer", m.answer["address"], m.answer["subject"],
+                          [{"text": m.answer["text"]}], m.at, domain(store), m.answer))
     window = tables.hold_answers(store, m.game) if m.game else 0
     held_by, asked = None, set()  # the game's held answers, read once for all its recipients
     for player in order:
@@ -182,10 +183,10 @@ def flush(store, m: Moment) -> list[str]:
             parts = [{"text": row.body_text} for row in held] + parts
             answer = _threaded([_as_answer(row) for row in held] + ([answer] if answer else []))
             kind = "answer"
-        ids.append(_queue(store, outbox, m.game, kind, address, subject, parts, m.at, _domain(store), answer))
+        ids.append(queue_message(store, outbox, m.game, kind, address, subject, parts, m.at, domain(store), answer))
     if listed:
-        ids.append(_queue(store, outbox, m.game, specs[-1]["kind"], listed, specs[-1]["subject"],
-                          [{"spec": s["spec"]} for s in specs], m.at, _domain(store), None))
+        ids.append(queue_message(store, outbox, m.game, specs[-1]["kind"], listed, specs[-1]["subject"],
+                          [{"spec": s["spec"]} for s in specs], m.at, domain(store), None))
     return ids
 
 
@@ -193,16 +194,16 @@ def _hold(store, outbox, m: Moment, answer: dict, held: list, window: int) -> st
     """An answer that only confirms: held (``window`` seconds at most) for the player's next
     message to carry; joined to an answer already held for them, if there is one."""
     from ..protocol.times import shift
-    from .judge import _domain
+    from .envelope import domain
     if held:
         last = held[-1]
         both = _threaded([_as_answer(last), answer])
-        outbox.add_to_held(store, last.id, _join([last.body_text, answer["text"]]), answer["subject"][:200],
+        outbox.add_to_held(store, last.id, join([last.body_text, answer["text"]]), answer["subject"][:200],
                            both["in_reply_to"], both["references"])
         return last.message_id
     return outbox.queue(store, game=m.game, kind="answer", recipient=answer["address"], subject=answer["subject"][:200],
-                        text=_join([answer["text"]]), in_reply_to=answer["in_reply_to"],
-                        references=answer["references"][-REFERENCES:], at=m.at, domain=_domain(store),
+                        text=join([answer["text"]]), in_reply_to=answer["in_reply_to"],
+                        references=answer["references"][-REFERENCES:], at=m.at, domain=domain(store),
                         held_until=shift(m.at, window))
 
 
@@ -220,9 +221,11 @@ def _threaded(answers: list[dict]) -> dict:
     return {**answers[-1], "in_reply_to": replied[-1] if replied else None, "references": refs}
 
 
-def _queue(store, outbox, game, kind, address, subject, parts, at, domain, answer) -> str:
+def queue_message(store, outbox, game, kind, address, subject, parts, at, domain, answer) -> str:
+    """One of the moment's messages into the outbox: its bodies now when every part is text,
+    else what to render them from when it is sent."""
     rendered = all("text" in p for p in parts)
-    text = _join([p["text"] for p in parts]) if rendered else ""
+    text = join([p["text"] for p in parts]) if rendered else ""
     html = html_of([p["text"] for p in parts], [p.get("html") for p in parts]) if rendered else None
     return outbox.queue(store, game=game, kind=kind, recipient=address, subject=subject[:200], text=text, html=html,
                         render=None if rendered else json.dumps({"parts": parts}),
@@ -230,40 +233,10 @@ def _queue(store, outbox, game, kind, address, subject, parts, at, domain, answe
                         references=answer["references"][-REFERENCES:] if answer else (), at=at, domain=domain)
 
 
-def _join(texts: list[str]) -> str:
+def join(texts: list[str]) -> str:
+    """The text parts of one message, each ruled off from the next."""
     texts = [t.rstrip("\n") + "\n" for t in texts if t.strip()]
     return ("\n" + RULE + "\n\n").join(texts)
-
-
-# ---------------------------------------------------------------------- rendering at send time
-
-def render_row(store, game: str, render: str, cache: dict) -> tuple[str, str | None, str | None]:
-    """(text, html, attachments) of a row queued as what to render; ``cache`` keeps each
-    summary rendered once for every recipient."""
-    from .judge import materialize
-    data = json.loads(render)
-    if "parts" not in data:  # a row queued before moments: one summary spec alone
-        data = {"parts": [{"spec": data}]}
-    texts, htmls, files = [], [], []
-    for part in data["parts"]:
-        if "text" in part:
-            texts.append(part["text"])
-            htmls.append(part.get("html"))
-            continue
-        if "private" in part:  # a private message: its model, as it was when the message was queued
-            from .judge import render_private_part
-            text, html = render_private_part(part["private"])
-            texts.append((LATE + text) if part.get("late") else text)
-            htmls.append(html)
-            continue
-        key = (game, json.dumps(part["spec"], sort_keys=True))
-        if key not in cache:
-            cache[key] = materialize(store, game, json.dumps(part["spec"]))
-        text, html, attached = cache[key]
-        texts.append(text)
-        htmls.append(html)
-        files += attached
-    return _join(texts), html_of(texts, htmls), (json.dumps(files) if files else None)
 
 
 def html_of(texts: list[str], htmls: list[str | None]) -> str | None:

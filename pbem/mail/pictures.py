@@ -84,7 +84,7 @@ def inline(html: str, domain: str = "pbem.invalid", fonts: Fonts | None = None) 
 
     Without the renderer, ``html`` comes back unchanged with no picture (see ``problem``).
     Identical SVGs (a chest chip drawn ten times) are one picture."""
-    if "<svg" not in html.lower() or not _available():
+    if "<svg" not in html.lower() or not available():
         return html, []
     fonts = fonts or default_fonts()
     pictures: dict[str, Picture] = {}
@@ -135,7 +135,8 @@ def find_family(folders) -> str | None:
 
 
 @functools.lru_cache(maxsize=1)
-def _available() -> bool:
+def available() -> bool:
+    """Whether resvg, which draws the board's picture, is installed (asked once)."""
     try:
         import resvg_py  # noqa: F401
     except ImportError:

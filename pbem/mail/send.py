@@ -352,7 +352,7 @@ def render_pending(store) -> int:
     """Render the bodies of rows queued as what to render (public summaries, each once for
     all its recipients; private messages, from the model kept when queued); returns how
     many summaries were rendered."""
-    from .moment import render_row
+    from .letters import render_row
     cache: dict = {}
     rendered: list = []
 

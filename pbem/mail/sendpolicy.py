@@ -25,9 +25,8 @@ from __future__ import annotations
 
 from email.generator import BytesGenerator
 from email.policy import EmailPolicy, linesep_splitter
-from email.utils import _has_surrogates
 
-_KEPT = 4096  # header objects kept; the values seen once (Message-ID, Date) make the rest
+KEPT = 4096  # header objects kept; the values seen once (Message-ID, Date) make the rest
 
 
 class HeadersOnce(EmailPolicy):
@@ -49,7 +48,7 @@ class HeadersOnce(EmailPolicy):
         key = name.lower()
         kind = self._classes.get(key)
         if kind is None:
-            if len(self._classes) >= _KEPT:
+            if len(self._classes) >= KEPT:
                 self._classes.clear()
             kind = self._classes[key] = self.header_factory[name]
         return kind
@@ -58,7 +57,7 @@ class HeadersOnce(EmailPolicy):
         key = (name, value)
         header = self._made.get(key)
         if header is None:
-            if len(self._made) >= _KEPT:
+            if len(self._made) >= KEPT:
                 self._made.clear()
             header = self._made[key] = self._class(name)(name, value)  # as header_factory(name, value)
         return header
@@ -86,6 +85,16 @@ def wire_bytes(message) -> bytes:
     with io.BytesIO() as buffer:
         _Wire(buffer).flatten(message, linesep="\r\n")
         return buffer.getvalue()
+
+
+def _has_surrogates(text: str) -> bool:
+    """Whether ``text`` holds surrogate-escaped bytes (``email.utils._has_surrogates``, whose
+    name is private to its module): only then does UTF-8 fail to encode it."""
+    try:
+        text.encode()
+        return False
+    except UnicodeEncodeError:
+        return True
 
 
 class _Wire(BytesGenerator):

@@ -43,7 +43,7 @@ MAX_BACKOFF = 15 * 60  # seconds: a server down for hours is still tried every q
 class Note:
     """One thing the loop did or found. ``kind`` and ``item``:
 
-    - "message" (fetch: ``(uid, ingest.Result)``; ingest: ``ingest.Result``; send: ``send.SendResult``)
+    - "message" (fetch: ``(uid, outcome.Result)``; ingest: ``outcome.Result``; send: ``send.SendResult``)
     - "action" (tick: ``deadlines.Action``), "note" (fetch, send: a sentence), "marked" (fetch: a count)
     - "down" (``Down``) and "up" (``Up``): a step stopped or started working
     """

@@ -8,7 +8,7 @@ the judge decided at its discretion, and who asked.
 
 from __future__ import annotations
 
-from .commands import _note, _write
+from .writing import note, write
 from .errors import Refused
 from .times import shift
 
@@ -18,7 +18,7 @@ KINDS = ("paused", "resumed", "extended", "replaced")
 
 def pause(store, game_id: str, reason: str, at=None):
     """Pause ``game_id``: from now on no deadline runs (moves are still taken)."""
-    return _write(store, game_id, lambda s: [("paused", {"by": "moderator", "reason": (reason or "").strip()})], at)
+    return write(store, game_id, lambda s: [("paused", {"by": "moderator", "reason": (reason or "").strip()})], at)
 
 
 def resume(store, game_id: str, until: str | None = None, reason: str = "", at=None):
@@ -26,7 +26,7 @@ def resume(store, game_id: str, until: str | None = None, reason: str = "", at=N
     data = {"by": "moderator", "reason": (reason or "").strip() or "the pause is over"}
     if until is not None:
         data["until"] = until
-    return _write(store, game_id, lambda s: [("resumed", data)], at)
+    return write(store, game_id, lambda s: [("resumed", data)], at)
 
 
 def extend(store, game_id: str, player: str | None = None, seconds: int | None = None,
@@ -58,9 +58,9 @@ def extend(store, game_id: str, player: str | None = None, seconds: int | None =
                 ("asked by mail" if by == "player" else "the moderator's decision"), "requests": requests}
         if player is not None:
             data["player"] = player
-        _note(outcome, requests=requests)
+        note(outcome, requests=requests)
         return [("extended", data)]
-    return _write(store, game_id, build, at)
+    return write(store, game_id, build, at)
 
 
 def replace(store, game_id: str, seat: str, key: str | None = None, reason: str = "", at=None):
@@ -71,7 +71,7 @@ def replace(store, game_id: str, seat: str, key: str | None = None, reason: str 
         if key is not None:
             data["key"] = key.strip()
         return [("replaced", data)]
-    return _write(store, game_id, build, at)
+    return write(store, game_id, build, at)
 
 
 def tally(rows) -> dict:

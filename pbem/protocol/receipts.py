@@ -50,9 +50,9 @@ def make_body(game: str, player: str, seq: int, kind: str, event_hash: str,
 
 def sign_body(secret_text: str, body: dict, data: bytes | None = None) -> str:
     """``data``: ``canonical_json(body)``, when the caller has it."""
-    from .signing import _private_key
+    from .signing import private_key
     message = signed_message(body) if data is None else RECEIPT_TAG.encode("ascii") + b"\x00" + data
-    return base64.b64encode(_private_key(secret_text).sign(message)).decode("ascii")
+    return base64.b64encode(private_key(secret_text).sign(message)).decode("ascii")
 
 
 def receipt_block(secret_text: str, body: dict) -> str:
@@ -102,10 +102,10 @@ def _checked(payload: dict, block: str) -> dict:
 
 
 def _verify(body: dict, signature: object) -> bool:
-    from .signing import _strict_b64decode, parse_public_key
+    from .signing import parse_public_key, strict_b64decode
     if not isinstance(signature, str):
         return False
-    raw = _strict_b64decode(signature.strip())
+    raw = strict_b64decode(signature.strip())
     if raw is None or len(raw) != 64:
         return False
     from cryptography.exceptions import InvalidSignature

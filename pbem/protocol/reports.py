@@ -2,16 +2,16 @@
 
 Public reports go through the game's ``view(state, None)`` (the status report through its
 few fields, ``pbem.games.base.headline``); a player's through ``view(state, player)``.
-Nothing else of the state leaves this module.
+Nothing else of the state leaves this module. It reads a ``Session`` (session.py) and
+imports none: the session's own checks (the stand-in's) read the private report from here.
 """
 
 from __future__ import annotations
 
 from ..games.base import headline
-from .session import Session
 
 
-def waiting(session: Session) -> list[dict]:
+def waiting(session) -> list[dict]:
     """Who owes what now: sealed commitments or reveals, and open decisions; with the time
     each request opened (``since``) and, in a game with a deadline, when it is ``due``."""
     if session.seed_revealed:  # the game takes no more moves
@@ -19,7 +19,7 @@ def waiting(session: Session) -> list[dict]:
     return [_entry(session, *owed) for owed in session.owed()]
 
 
-def _entry(session: Session, player: str, kind: str, sealed: bool, clock: tuple) -> dict:
+def _entry(session, player: str, kind: str, sealed: bool, clock: tuple) -> dict:
     entry = {"player": player, "kind": kind, "sealed": sealed}
     since = session.opened_at.get(clock)
     if since:
@@ -37,7 +37,7 @@ def due_time(since: str, seconds: int) -> str:
     return shift(since, seconds)
 
 
-def status(session: Session, head: tuple[int, str]) -> dict:
+def status(session, head: tuple[int, str]) -> dict:
     report = {
         "game": session.game_id,
         "type": session.meta.get("game_type"),
@@ -72,7 +72,7 @@ def status(session: Session, head: tuple[int, str]) -> dict:
     return report
 
 
-def private(session: Session, player: str) -> dict:
+def private(session, player: str) -> dict:
     session.player(player)
     report = {"game": session.game_id, "player": player, "requests": [], "context": None, "context_kind": None,
               "require_signatures": bool(session.meta.get("require_signatures"))}
@@ -103,7 +103,7 @@ def private(session: Session, player: str) -> dict:
                     entry["held"] = mine.get("applied", mine["choice"])
         report["requests"].append(entry)
     if report["requests"]:
-        from .commands import context_token  # (commands reads status from here)
+        from .token import context_token
         # one token: to seal offline while a sealed request is open, else to sign a decision
         report["context"] = context_token(session, player)
         report["context_kind"] = "seal" if any(r["sealed"] for r in report["requests"]) else "decide"

@@ -42,7 +42,7 @@ class KeyFormatError(SigningError):
     """Text that is not a pbem key of the expected kind."""
 
 
-def _strict_b64decode(text: str) -> bytes | None:
+def strict_b64decode(text: str) -> bytes | None:
     """Decode canonical standard base64, or None (one text per byte string, no malleability)."""
     try:
         raw = base64.b64decode(text, validate=True)
@@ -63,7 +63,7 @@ def _parse_key(text: object, kind: str, prefix: str, other_prefix: str) -> bytes
         raise KeyFormatError(f"this is a {other} key; {expected}")
     if not text.startswith(prefix):
         raise KeyFormatError(f"{expected}; this text does not start with {prefix!r}")
-    raw = _strict_b64decode("".join(text[len(prefix) :].split()))
+    raw = strict_b64decode("".join(text[len(prefix) :].split()))
     if raw is None:
         raise KeyFormatError(f"{expected}; the part after the prefix is not valid base64")
     if len(raw) != _KEY_BYTES:
@@ -89,7 +89,7 @@ def _public_text(raw: bytes) -> str:
     return PUBLIC_PREFIX + base64.b64encode(raw).decode("ascii")
 
 
-def _private_key(secret_text: str):
+def private_key(secret_text: str):
     """The key object of a secret key text. Making one derives its public key (a scalar
     multiplication); the judge signs a receipt with the same key for every move of a game,
     so the last few are kept (in this process only, as the key text itself is)."""
@@ -120,15 +120,15 @@ def generate_keypair() -> tuple[str, str]:
 
 def public_from_secret(secret_text: str) -> str:
     """The public key text that belongs to a secret key text (the last few kept, as with
-    ``_private_key``: the judge names its public key in every receipt)."""
+    ``private_key``: the judge names its public key in every receipt)."""
     if isinstance(secret_text, str):
         return _cached_public(secret_text)
-    return _public_text(_private_key(secret_text).public_key().public_bytes_raw())
+    return _public_text(private_key(secret_text).public_key().public_bytes_raw())
 
 
 @functools.lru_cache(maxsize=16)
 def _cached_public(secret_text: str) -> str:
-    return _public_text(_private_key(secret_text).public_key().public_bytes_raw())
+    return _public_text(private_key(secret_text).public_key().public_bytes_raw())
 
 
 def signed_message(body: dict) -> bytes:
@@ -142,7 +142,7 @@ def signed_message(body: dict) -> bytes:
 def sign(secret_text: str, body: dict) -> str:
     """The base64 Ed25519 signature of ``body`` under the secret key."""
     message = signed_message(body)
-    return base64.b64encode(_private_key(secret_text).sign(message)).decode("ascii")
+    return base64.b64encode(private_key(secret_text).sign(message)).decode("ascii")
 
 
 def verify(public_text: str, body: dict, signature_b64: str) -> bool:
@@ -156,7 +156,7 @@ def verify(public_text: str, body: dict, signature_b64: str) -> bool:
     raw_public = parse_public_key(public_text)
     if not isinstance(signature_b64, str):
         return False
-    signature = _strict_b64decode(signature_b64.strip())
+    signature = strict_b64decode(signature_b64.strip())
     if signature is None or len(signature) != _SIGNATURE_BYTES:
         return False
     try:

@@ -9,7 +9,8 @@ replaces the stand-in's in a sealed step still open, or any later move).
 
 Policy ``stand-in-v1`` (also in docs/rules.md and docs/rules-1667.md). Its only input is
 the seat's own private report (``reports.private``: what the seat's player would read in
-their private message) and labelled draws from the game's seed:
+their private message; the caller hands it over as ``view``) and labelled draws from the
+game's seed:
 - the stand-in answers the first request the seat owes, in the order ``status`` lists;
 - when that request lists its options, it takes the option numbered
   ``below("stand-in/E", len(options))`` in the listed order, E being the index of the event
@@ -49,15 +50,11 @@ def first_owed(private: dict) -> dict:
     raise Refused(f"{private['player']} owes nothing the stand-in could answer")
 
 
-def view_of(session, seat: str) -> dict:
-    """The stand-in's whole input: the seat's private report, as its player would read it."""
-    from .reports import private
-    return private(session, seat)
-
-
-def check(session, seat: str, data: dict, kind: str) -> None:
+def check(session, seat: str, data: dict, kind: str, view) -> None:
     """A ``commit`` or ``decide`` made ``by: stand-in``: the seat must be stood in for, and,
-    when the seed is known, the move must be the policy's (``kind``: commit or decide)."""
+    when the seed is known, the move must be the policy's (``kind``: commit or decide).
+    ``view(session, seat)`` is the stand-in's whole input: the seat's private report, as its
+    player would read it (``reports.private``); it is asked for only when the move is checked."""
     if seat not in session.standing_in:
         after = session.meta.get("stand_in_after")
         raise Refused(f"{seat} is not played by the stand-in" + (
@@ -66,7 +63,7 @@ def check(session, seat: str, data: dict, kind: str) -> None:
     if session.rng is None or session.state is None:
         return  # a seedless audit: checked once the seed is revealed
     index = session.seq + 1
-    request, choice = policy(view_of(session, seat), session.rng, index)
+    request, choice = policy(view(session, seat), session.rng, index)
     if kind == "decide":
         if data.get("choice") != choice or request["sealed"]:
             raise Refused(f"the stand-in's move for {seat} is {data.get('choice')!r}, but its policy "
@@ -78,17 +75,17 @@ def check(session, seat: str, data: dict, kind: str) -> None:
         raise Refused(f"the stand-in's commitment for {seat} is not the one its policy ({POLICY}) makes here")
 
 
-def next_move(session) -> tuple[str, dict, dict | None] | None:
+def next_move(session, view) -> tuple[str, dict, dict | None] | None:
     """The stand-in's next event for any seat it plays that owes something: (kind, data,
     held) with ``held`` the choice and salt of a sealed choice (kept by the store until the
-    reveal), or None."""
+    reveal), or None. ``view(session, seat)``: the seat's private report (as in ``check``)."""
     if not session.standing_in or session.rng is None or session.state is None or session.finished:
         return None
     for player, what, _sealed, _clock in session.owed():
         if player not in session.standing_in or what == "reveal":
             continue
         index = session.seq + 1
-        request, choice = policy(view_of(session, player), session.rng, index)
+        request, choice = policy(view(session, player), session.rng, index)
         if request["sealed"]:
             from .commit import make_commitment
             step = session.sealed

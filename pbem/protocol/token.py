@@ -1,5 +1,6 @@
 """The one-line seal token a private message carries, so a player with only that message
-can check and seal their choice offline (``pbem seal --context TOKEN CHOICE``).
+can check and seal their choice offline (``pbem seal --context TOKEN CHOICE``): what a
+player's open requests put in it (``context_token``), how it is written and read back.
 
     token = "pbem1." + base64url(canonical_json(payload)) without padding + "." + check
     check = first 8 hex characters of sha256(canonical_json(payload))
@@ -23,6 +24,26 @@ def make_token(payload: dict) -> str:
     body = canonical_json(payload)
     text = base64.urlsafe_b64encode(body).decode("ascii").rstrip("=")
     return f"{PREFIX}{text}.{sha256_hex(body)[:8]}"
+
+
+def context_token(session, player: str) -> str | None:
+    """The token of ``player``'s private message: for their open sealed request (to seal
+    offline), else for their open decisions (to sign a decision offline); None if neither."""
+    requests = session.requests_of(player)
+    if not requests:
+        return None
+    sealed = [r for r in requests if r.sealed]
+    chosen = sealed[:1] or requests
+    options = None
+    if all(r.options is not None for r in chosen):
+        options = [o for r in chosen for o in r.options]
+    return make_token({
+        "game": session.game_id, "type": session.meta["game_type"], "player": player,
+        "round": chosen[0].round, "step": chosen[0].step, "kind": chosen[0].kind,
+        "kinds": [r.kind for r in chosen], "sealed": bool(sealed), "options": options,
+        "signatures": bool(session.meta.get("require_signatures")),
+        **({"anonymous": True} if sealed and getattr(sealed[0], "anonymous", False) else {}),
+    })
 
 
 def read_token(token: str) -> dict:

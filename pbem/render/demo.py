@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import secrets
 
-from ..protocol import commands
+from ..protocol import commands, loading
 from ..store import audit as auditing
 
 NAMES = ("ani", "alex", "frank", "lothar", "mary", "jack", "anne", "ned", "grace")
@@ -19,7 +19,7 @@ def play_bots(store, game_id: str, bot_seed: str, on_event=None, until=None, at:
     """Drive a started game with bots (greedy and random seats alternating) to its end, or
     until ``until(session)`` is true. ``on_event(round)`` is called as each round ends.
     Every event is stamped ``at`` (default: the clock when it is written)."""
-    session = commands.load(store, game_id)
+    session = loading.load(store, game_id)
     bots = {p: session.rules.bot(f"{bot_seed}/{p}", "greedy" if i % 2 == 0 else "random")
             for i, p in enumerate(session.players)}
     seen_round = session.state.round

@@ -181,7 +181,7 @@ def _close(record: RoundRecord, before: dict, after: dict, head) -> None:
 
 def from_store(store, game_id: str) -> GameRecord:
     """The record of a game in the moderator's database (replayed with its private seed)."""
-    from ..protocol.commands import SEED, held_source, load
+    from ..protocol.loading import SEED, held_source, load
     events = store.events(game_id)
     if not events:
         load(store, game_id)  # raises the helpful unknown-game error
@@ -194,7 +194,7 @@ def for_round(store, game_id: str, round_: int, upto: int, head: str) -> GameRec
     replayed from the last snapshot taken before that round began: the cost of one round,
     however long the game. Snapshots are a cache that ``audit`` checks against the replay;
     without one the whole log up to ``upto`` is replayed, to the same record."""
-    from ..protocol.commands import SEED, held_source
+    from ..protocol.loading import SEED, held_source
     from ..protocol.snapshot import read_snapshot
     secret = store.get_secret(game_id, SEED)
     seed = bytes.fromhex(secret) if secret else None

@@ -106,7 +106,7 @@ def audit_store(store, game: str, published=None) -> dict:
 
 def _audit_store_rows(store, game: str, rows: list[dict], seed, published) -> dict:
     replayed: list = []
-    from ..protocol.commands import held_source
+    from ..protocol.loading import held_source
     held = held_source(store, game)
     snapshots = store.all_snapshots(game) if seed is not None else []
     fresh = _SnapshotCheck(snapshots, rows, store.head_row(game) if seed is not None else None)
@@ -162,7 +162,7 @@ class _SnapshotCheck:
         if seq not in self.wanted:
             return
         import json
-        from ..protocol.commands import snapshot_data
+        from ..protocol.cache import snapshot_data
         expected = snapshot_data(session, (seq, self.rows[seq - 1]["hash"]) if seq else (0, ""),
                                  full=self.full.get(seq, False))
         if seq in self.cached and self.cached[seq] != json.loads(json.dumps(expected)):

@@ -46,7 +46,7 @@ def _save(store, account: str, folder: str, uidvalidity: int, last_uid: int, at:
 
 def start_over(store, account: str, folder: str, uidvalidity: int, at: str) -> None:
     """The folder was rebuilt (a new UIDVALIDITY): forget its old UIDs, keep nothing unmarked."""
-    store._require_transaction("start_over()")
+    store.require_transaction("start_over()")
     store.conn.execute("delete from imap_unmarked where account = ? and folder = ?", (account, folder))
     _save(store, account, folder, uidvalidity, 0, at)
 
@@ -54,7 +54,7 @@ def start_over(store, account: str, folder: str, uidvalidity: int, at: str) -> N
 def record_ingested(store, account: str, folder: str, uidvalidity: int, uids, at: str) -> None:
     """``uids`` were ingested in the open transaction: raise the folder's last UID to the
     highest of them and remember each as not yet flagged."""
-    store._require_transaction("record_ingested()")
+    store.require_transaction("record_ingested()")
     uids = sorted(set(uids))
     if not uids:
         return
@@ -67,7 +67,7 @@ def record_ingested(store, account: str, folder: str, uidvalidity: int, uids, at
 
 def record_marked(store, account: str, folder: str, uids) -> None:
     """``uids`` are flagged (or moved) on the server now."""
-    store._require_transaction("record_marked()")
+    store.require_transaction("record_marked()")
     store.conn.executemany("delete from imap_unmarked where account = ? and folder = ? and uid = ?",
                            [(account, folder, uid) for uid in uids])
 
@@ -75,7 +75,7 @@ def record_marked(store, account: str, folder: str, uids) -> None:
 def record_checked(store, account: str, folder: str, uidvalidity: int, last_uid: int, at: str) -> None:
     """A run went through the whole folder: everything up to ``last_uid`` is dealt with
     (ingested, or left alone on purpose as read before the judge first looked)."""
-    store._require_transaction("record_checked()")
+    store.require_transaction("record_checked()")
     state = folder_state(store, account, folder)
     if state is not None and state.uidvalidity == uidvalidity:
         last_uid = max(last_uid, state.last_uid)

@@ -70,7 +70,7 @@ def set_address(store, game: str, player: str, address: str, password_hash: str 
                 tz: str | None = None, keep_password: bool = True) -> None:
     """Set ``player``'s address (and time zone: None keeps the old one, "" removes it);
     the password hash is kept unless a new one is given or ``keep_password`` is false."""
-    store._require_transaction("set_address()")
+    store.require_transaction("set_address()")
     _changed(store)
     old = mail_player(store, game, player)
     if old is not None and password_hash is None and keep_password:
@@ -84,7 +84,7 @@ def set_address(store, game: str, player: str, address: str, password_hash: str 
 
 def set_plain(store, game: str, player: str | None, plain: bool) -> None:
     """Mail ``player`` (None: the game's list address) plain text only, or text and HTML."""
-    store._require_transaction("set_plain()")
+    store.require_transaction("set_plain()")
     _changed(store)
     if player is None:
         store.conn.execute("update mail_games set plain = ? where game = ?", (int(plain), game))
@@ -132,7 +132,7 @@ def roles_at(store, address: str) -> list[tuple[str, str]]:
 
 
 def set_list_address(store, game: str, address: str | None) -> None:
-    store._require_transaction("set_list_address()")
+    store.require_transaction("set_list_address()")
     _changed(store)
     store.conn.execute("insert into mail_games (game, list_address) values (?, ?) "
                        "on conflict (game) do update set list_address = excluded.list_address", (game, address))
@@ -140,7 +140,7 @@ def set_list_address(store, game: str, address: str | None) -> None:
 
 def set_player_summaries(store, game: str, on: bool) -> None:
     """Whether players get the public summaries too when the game has a list address."""
-    store._require_transaction("set_player_summaries()")
+    store.require_transaction("set_player_summaries()")
     _changed(store)
     store.conn.execute("insert into mail_games (game, player_summaries) values (?, ?) "
                        "on conflict (game) do update set player_summaries = excluded.player_summaries",
@@ -161,7 +161,7 @@ HOLD_ANSWERS_SECONDS = 600
 
 
 def set_hold_answers(store, game: str, seconds: int) -> None:
-    store._require_transaction("set_hold_answers()")
+    store.require_transaction("set_hold_answers()")
     _changed(store)
     store.conn.execute("insert into mail_games (game, hold_answers_seconds) values (?, ?) "
                        "on conflict (game) do update set hold_answers_seconds = excluded.hold_answers_seconds",
@@ -196,7 +196,7 @@ def seen(store, keys) -> bool:
 
 
 def mark_seen(store, keys, game: str | None, sender: str, at: str, outcome: str) -> None:
-    store._require_transaction("mark_seen()")
+    store.require_transaction("mark_seen()")
     keys = list(keys)
     if keys:  # one statement for all: rows in the order given, each ignored if already there
         store.conn.execute("insert or ignore into mail_seen (key, game, sender, at, outcome) values "
@@ -205,7 +205,7 @@ def mark_seen(store, keys, game: str | None, sender: str, at: str, outcome: str)
 
 
 def strike(store, address: str, kind: str, at: str) -> None:
-    store._require_transaction("strike()")
+    store.require_transaction("strike()")
     store.conn.execute("insert into mail_strikes (address, kind, at) values (?, ?, ?)", (address.lower(), kind, at))
 
 
@@ -220,7 +220,7 @@ def deadlines(store, game: str) -> Deadlines:
 
 
 def set_deadlines(store, game: str, settings: Deadlines) -> None:
-    store._require_transaction("set_deadlines()")
+    store.require_transaction("set_deadlines()")
     store.conn.execute("insert or replace into mail_deadlines (game, remind_seconds, grace_seconds, on_late) "
                        "values (?, ?, ?, ?)", (game, settings.remind, settings.grace, settings.on_late))
 
@@ -260,7 +260,7 @@ def reminded(store, game: str, key: tuple, stage: str) -> bool:
 
 def mark_reminded(store, game: str, key: tuple, stage: str, at: str, message_id: str) -> bool:
     """Record the notice; False (and nothing written) when it was recorded already."""
-    store._require_transaction("mark_reminded()")
+    store.require_transaction("mark_reminded()")
     cursor = store.conn.execute("insert or ignore into mail_reminders (game, player, round, step, kind, stage, at, "
                                 "message_id) values (?, ?, ?, ?, ?, ?, ?, ?)", (game, *key, stage, at, message_id))
     return cursor.rowcount == 1
@@ -268,7 +268,7 @@ def mark_reminded(store, game: str, key: tuple, stage: str, at: str, message_id:
 
 def reminder_records(store, game: str, key: tuple) -> list[tuple[str, str]]:
     """(stage, message_id) of each notice recorded for request ``key`` (player, round,
-    step, kind as ``deadlines.owed`` keys it)."""
+    step, kind as ``pbem.mail.reminders.owed`` keys it)."""
     return [(row[0], row[1]) for row in _rows(
         store, "select stage, message_id from mail_reminders where game = ? and player = ? and round = ? "
                "and step = ? and kind = ? order by stage", (game, *key))]
@@ -277,7 +277,7 @@ def reminder_records(store, game: str, key: tuple) -> list[tuple[str, str]]:
 def forget_reminded(store, game: str, key: tuple, stages) -> int:
     """Forget the ``stages`` notices of request ``key``, so that they can go again (its
     deadline moved). Returns how many records went."""
-    store._require_transaction("forget_reminded()")
+    store.require_transaction("forget_reminded()")
     stages = list(stages)
     if not stages:
         return 0
@@ -357,14 +357,14 @@ class Former(NamedTuple):
 
 
 def add_former(store, game: str, player: str, address: str, until: str, seq: int) -> None:
-    store._require_transaction("add_former()")
+    store.require_transaction("add_former()")
     store.conn.execute("insert or replace into mail_former (game, player, address, until, seq) values (?, ?, ?, ?, ?)",
                        (game, player, address.lower(), until, seq))
 
 
 def forget_former(store, game: str, address: str) -> None:
     """``address`` plays in ``game`` again (a seat given back to them): no longer a former player."""
-    store._require_transaction("forget_former()")
+    store.require_transaction("forget_former()")
     store.conn.execute("delete from mail_former where game = ? and address = ?", (game, address.lower()))
 
 
@@ -382,7 +382,7 @@ def moderator_address(store, game: str) -> str | None:
 
 
 def set_moderator_address(store, game: str, address: str | None) -> None:
-    store._require_transaction("set_moderator_address()")
+    store.require_transaction("set_moderator_address()")
     _changed(store)
     store.conn.execute("insert into mail_games (game) values (?) on conflict (game) do nothing", (game,))
     store.conn.execute("update mail_games set moderator_address = ? where game = ?", (address, game))

@@ -90,7 +90,7 @@ def m003_outbox(db: Database) -> None:
 def m004_judge(db: Database) -> None:
     # The email judge's private bookkeeping: never exported, never part of the chain.
     # A public summary is queued as what to render (the log up to a head); its bodies are
-    # rendered before it is sent (pbem.mail.judge), and then this is null.
+    # rendered before it is sent (pbem.mail.letters), and then this is null.
     db.execute("ALTER TABLE outbox ADD COLUMN render TEXT")
     # Players' addresses and mail passwords (a salted hash, never the password).
     db["mail_players"].create(

@@ -138,7 +138,7 @@ def queue(store, *, game: str, kind: str, recipient: str, subject: str, text: st
     anything that could not be sent as given (header injection, two addresses, a malformed
     Message-ID).
     """
-    store._require_transaction("outbox.queue()")
+    store.require_transaction("outbox.queue()")
     if not isinstance(game, str) or not game:
         raise StoreError(f"game must be a non-empty string, got {game!r}")
     if kind not in KINDS:
@@ -263,7 +263,7 @@ def listing(store, game: str | None = None, include_sent: bool = False,
 def drop_queued(store, game: str, recipient: str) -> int:
     """Drop what waits for ``recipient`` in ``game`` (an address replaced before its mail
     went); returns how many messages were dropped."""
-    store._require_transaction("outbox.drop_queued()")
+    store.require_transaction("outbox.drop_queued()")
     return store.conn.execute("delete from outbox where game = ? and recipient = ? and state = ?",
                               [game, recipient, QUEUED]).rowcount
 
@@ -271,7 +271,7 @@ def drop_queued(store, game: str, recipient: str) -> int:
 def drop_stale(store, game: str, message_ids, reason: str, at: str) -> int:
     """Drop the queued reminders ``message_ids`` of ``game`` whose request was settled,
     unless they were handed to the SMTP server already (claimed: they may have gone)."""
-    store._require_transaction("outbox.drop_stale()")
+    store.require_transaction("outbox.drop_stale()")
     ids = list(message_ids)
     if not ids:
         return 0
@@ -311,7 +311,7 @@ def held_waiting(store, now: str) -> list[OutboxRow]:
 def take_held(store, row_ids) -> int:
     """Remove held answers whose text now travels inside another message (queued in the
     same transaction); a row a sender took meanwhile stays (it may be on its way)."""
-    store._require_transaction("outbox.take_held()")
+    store.require_transaction("outbox.take_held()")
     ids = list(row_ids)
     if not ids:
         return 0
@@ -324,7 +324,7 @@ def add_to_held(store, row_id: int, text: str, subject: str, in_reply_to: str | 
                 references: Iterable[str]) -> None:
     """One more answer to the same player, joined to a held one (``text`` is the whole new
     body); it keeps the held one's time, so the first answer waits no longer than it would."""
-    store._require_transaction("outbox.add_to_held()")
+    store.require_transaction("outbox.add_to_held()")
     refs = [check_message_id(ref, "references") for ref in references]
     if in_reply_to is not None:
         in_reply_to = check_message_id(in_reply_to, "in_reply_to")
@@ -340,14 +340,14 @@ def to_render(store) -> list[OutboxRow]:
 
 def set_bodies(store, render: str, game: str, text: str, html: str | None) -> None:
     """Fill in the bodies of every queued row of ``game`` that waits for ``render``."""
-    store._require_transaction("outbox.set_bodies()")
+    store.require_transaction("outbox.set_bodies()")
     store.conn.execute("update outbox set body_text = ?, body_html = ?, render = null"
                        " where game = ? and render = ? and state = ?", [text, html, game, render, QUEUED])
 
 
 def set_row_bodies(store, row_id: int, text: str, html: str | None, attachments: str | None = None) -> None:
     """Fill in the bodies (and files) of one queued row that waited to be rendered."""
-    store._require_transaction("outbox.set_row_bodies()")
+    store.require_transaction("outbox.set_row_bodies()")
     store.conn.execute("update outbox set body_text = ?, body_html = ?, attachments = ?, render = null"
                        " where id = ? and state = ?", [text, html, attachments, row_id, QUEUED])
 
@@ -460,7 +460,7 @@ def mark_failed(store, row_id: int, error: str, at: str, permanent: bool = False
 def fail_sent(store, message_id: str, recipient: str, error: str, at: str) -> OutboxRow | None:
     """A message the judge sent to ``recipient`` came back (a bounce): mark it failed, with
     the server's words; None when no sent message of that Message-ID went to that address."""
-    store._require_transaction("outbox.fail_sent()")
+    store.require_transaction("outbox.fail_sent()")
     cursor = store.conn.execute(
         "update outbox set state = ?, failed_at = ?, last_error = ? where message_id = ? and lower(recipient) = ? "
         "and state in (?, ?)", [FAILED, at, one_line(error), message_id, recipient.lower(), SENT, QUEUED])

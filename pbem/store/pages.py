@@ -11,7 +11,7 @@ def page_folder(store, game: str) -> str | None:
 
 def set_page_folder(store, game: str, folder: str | None) -> None:
     """Keep the viewer of ``game`` in ``folder`` (None: no more). Call inside a transaction."""
-    store._require_transaction("set_page_folder()")
+    store.require_transaction("set_page_folder()")
     if folder is None:
         store.conn.execute("delete from page_folders where game = ?", (game,))
     else:

@@ -17,7 +17,7 @@ import sqlite3
 import time
 import weakref
 from pathlib import Path
-from typing import Iterator, NamedTuple
+from typing import Iterator
 
 from pbem.protocol.canonical import GENESIS_HASH, CanonicalError, canonical_text, sha256_hex
 from pbem.text import quote
@@ -26,23 +26,12 @@ from .errors import StoreError
 from .event import AT_PATTERN, HASHED_FIELDS, Event, utc_now
 from .faults import armed, maybe_crash
 from .migrations import is_current, migrate
+from .snapshots import Snapshots
 
 DEFAULT_BUSY_TIMEOUT_MS = 15000
-SNAPSHOT_TAG = b"pbem-snapshot-v1"
 
 
-class Snapshot(NamedTuple):
-    """A cached state of a game, checked against the log. ``problem`` is None when it can be
-    trusted, else ``(seq, reason)``: the first bad event and what is wrong. ``full``: it
-    holds the whole replayed state; a light one holds only the status report at its event."""
-
-    seq: int
-    text: str
-    problem: tuple[int, str] | None
-    full: bool = True
-
-
-class Store:
+class Store(Snapshots):
     """An open pbem database. ``Store(":memory:")`` gives a private in-memory one for tests.
 
     Transactions do not nest: ``transaction()`` inside ``transaction()`` raises
@@ -78,13 +67,13 @@ class Store:
         self._in_transaction = False
         self._faults = False  # a fault point is set (pbem.store.faults), read at each BEGIN
         self._checked: dict[str, tuple[int, str]] = {}  # games damage() passed (see _marker)
-        # game -> its protocol state at the head (pbem.protocol.commands.load): kept across our
+        # game -> its protocol state at the head (pbem.protocol.loading.load): kept across our
         # own transactions while nobody else writes, like _checked (see _marker)
         self.sessions: dict = {}
         self._after_commit: int | None = None  # _marker() after our last commit
         self._watching = False  # the temporary triggers of _watch are in place
         # callables (store, session) -> (session, at) -> None that the protocol's writing
-        # commands call inside their transaction (see pbem.protocol.commands._write)
+        # commands call inside their transaction (see pbem.protocol.writing.write)
         self.write_hooks: list = []
         # callables () -> None to run once the open transaction has committed (never when it
         # rolls back): work outside the database that must see only committed events
@@ -270,9 +259,10 @@ class Store:
                               f"beside it), or copy it elsewhere and use --db")
         return StoreError(f"cannot write to {self.path}, so nothing was written: {exc}")
 
-    def _require_transaction(self, operation: str) -> None:
+    def require_transaction(self, operation: str) -> None:
         if not self._in_transaction:
             raise StoreError(f"{operation} must run inside store.transaction()")
+
 
     # -- events -------------------------------------------------------------------------
 
@@ -280,7 +270,7 @@ class Store:
         """Add the next event of ``game``; ``at`` defaults to now, UTC, ``YYYY-MM-DDTHH:MM:SSZ``.
         Returns the stored event, its data read back from the stored text (never the caller's
         dict); None with ``read_back=False``, for a caller that does not use it."""
-        self._require_transaction("append()")
+        self.require_transaction("append()")
         if not isinstance(game, str) or not game:
             raise StoreError(f"game must be a non-empty string, got {game!r}")
         if not isinstance(kind, str) or not kind:
@@ -435,101 +425,6 @@ class Store:
         query = "select name from secrets where game = ? order by name"
         return [row["name"] for row in self._query(query, [game])]
 
-    def put_snapshot(self, game: str, seq: int, state_text: str, round: int | None = None,
-                     head: tuple[int, str | None, str] | None = None,
-                     at_head: tuple[int, str] | None = None, full: bool = True) -> None:
-        """Cache the state of ``game`` after event ``seq`` (0: before any event), with a
-        digest that binds it to that event's hash (see ``snapshot``). ``full``: the text
-        holds the whole state; a light snapshot (``full=False``) holds only the status report
-        at ``seq``, and the newest full snapshot before it is kept, to load the game from.
-        ``round`` is the round of that state (None before play starts): older snapshots of
-        this round or a later one are dropped, and the last full snapshot of each earlier
-        round is kept, so a round's summary can be replayed from just before the round began.
-        ``head``: what the game's ``game_heads`` row caches when ``seq`` is the head (finished,
-        earliest deadline owed, listing fields and text: ``pbem.protocol.snapshot.head_columns``); without it,
-        a snapshot at the head leaves that row saying nothing (the game is read the long way).
-        ``at_head``: ``head(game)`` as the caller has just read it in this transaction."""
-        last_seq, last_hash = at_head if at_head is not None and self._in_transaction else self.head(game)
-        if not 0 <= seq <= last_seq:
-            raise StoreError(f"cannot snapshot {game!r} at event {seq}: the log has {last_seq}")
-        digest = _snapshot_digest(game, seq, last_hash if seq == last_seq else self._hash_at(game, seq), state_text)
-        conn = self.conn
-        conn.execute(
-            "insert or replace into snapshots (game, seq, state, digest, round, full) values (?, ?, ?, ?, ?, ?)",
-            [game, seq, state_text, digest, round, int(bool(full))],
-        )
-        if seq == last_seq > 0:
-            finished, due, line, listing = head if head is not None else (0, None, None, None)
-            conn.execute(
-                "insert into game_heads (game, seq, snap, finished, due, line, listing) values (?, ?, ?, ?, ?, ?, ?) "
-                "on conflict (game) do update set snap = excluded.snap, finished = excluded.finished, "
-                "due = excluded.due, line = excluded.line, listing = excluded.listing",
-                [game, seq, seq if head is not None else None, finished, due, line, listing])
-        # a snapshot is only a cache of the replay: keep the newest one per game, the newest
-        # full one (when the newest is light), and the newest full one of each round before
-        # its round; an older light one is never read again
-        if full:
-            conn.execute("delete from snapshots where game = ? and seq < ? and (full = 0 or ? is null "
-                         "or round is null or round >= ?)", [game, seq, round, round])
-        else:
-            conn.execute("delete from snapshots where game = ? and seq < ? and (full = 0 or ((? is null "
-                         "or round is null or round >= ?) and seq < (select max(seq) from snapshots "
-                         "where game = ? and seq < ? and full = 1)))", [game, seq, round, round, game, seq])
-
-    def snapshot_before_round(self, game: str, round: int, upto: int) -> Snapshot | None:
-        """The newest full snapshot taken at or before event ``upto`` in a round before
-        ``round``, checked like ``snapshot`` (a changed one has a ``problem``); None when there
-        is none."""
-        rows = self._query("select seq, state, digest from snapshots where game = ? and seq <= ? and round < ? "
-                           "and full = 1 order by seq desc limit 1", [game, upto, round])
-        if not rows or rows[0]["digest"] is None:
-            return None
-        return self._checked_snapshot(game, rows[0]["seq"], rows[0]["state"], rows[0]["digest"])
-
-    def all_snapshots(self, game: str) -> list[Snapshot]:
-        """Every snapshot of ``game`` that carries a digest, oldest first, each checked."""
-        rows = self.conn.execute("select seq, state, digest, full from snapshots where game = ? "
-                                 "and digest is not null order by seq", [game]).fetchall()
-        return [self._checked_snapshot(game, seq, text, digest, bool(full)) for seq, text, digest, full in rows]
-
-    def latest_snapshot(self, game: str) -> tuple[int, str] | None:
-        """The newest snapshot as stored, unchecked (``snapshot`` checks it)."""
-        rows = list(
-            self._query(
-                "select seq, state from snapshots where game = ? order by seq desc limit 1",
-                [game],
-            )
-        )
-        return (rows[0]["seq"], rows[0]["state"]) if rows else None
-
-    def snapshot(self, game: str, full: bool = False) -> Snapshot | None:
-        """The newest snapshot (with ``full``: the newest full one), checked: its digest must
-        recompute from its text and the stored hash of the event it was taken after, so a
-        snapshot changed after it was written, or one that no longer belongs to the log, is
-        reported as a ``problem``. None when there is none, or only one written before
-        snapshots carried a digest (a cache: the state is rebuilt from the events)."""
-        row = self.conn.execute(
-            "select seq, state, digest, full from snapshots where game = ? " + ("and full = 1 " if full else "")
-            + "order by seq desc limit 1", [game]).fetchone()
-        if row is None or row[2] is None:
-            return None
-        return self._checked_snapshot(game, row[0], row[1], row[2], bool(row[3]))
-
-    def full_snapshot_seq(self, game: str) -> int | None:
-        """The event the newest full snapshot of ``game`` was taken after (None: none), as
-        stored, unchecked: to tell when the next one is due."""
-        return self.conn.execute("select max(seq) from snapshots where game = ? and full = 1", [game]).fetchone()[0]
-
-    def _checked_snapshot(self, game: str, seq: int, text: str, digest: str, full: bool = True) -> Snapshot:
-        last, _ = self.head(game)
-        if seq > last:
-            return Snapshot(seq, text, (last + 1, f"missing (the log ends at event {last}, "
-                                                  f"but its snapshot was taken at event {seq})"), full)
-        if digest != _snapshot_digest(game, seq, self._hash_at(game, seq), text):
-            return Snapshot(seq, text, (seq, "the cached snapshot of the state after this event "
-                                             "was changed after it was written, or belongs to other events"), full)
-        return Snapshot(seq, text, None, full)
-
     def hash_at(self, game: str, seq: int) -> str:
         """The hash of event ``seq`` (the genesis hash for 0; "" when there is none)."""
         return self._hash_at(game, seq)
@@ -628,11 +523,6 @@ def _text(raw: bytes) -> str:
     a text column; read them as U+FFFD, which never matches a hash, so the chain checks
     name the damaged event instead of the driver raising on every read."""
     return str(raw, "utf-8", "replace")
-
-
-def _snapshot_digest(game: str, seq: int, event_hash: str, text: str) -> str:
-    parts = (SNAPSHOT_TAG, game.encode(), str(seq).encode(), event_hash.encode(), text.encode())
-    return sha256_hex(b"\0".join(parts))
 
 
 def _event_from_body(row: dict) -> tuple[dict, str | None]:

@@ -22,7 +22,7 @@ import pytest
 import typer.testing
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 PLAYERS = ("ani", "alex", "frank", "lothar")
@@ -133,9 +133,9 @@ class Driver:
         self.store.close()
 
     def session(self):
-        from pbem.protocol import commands
+        from pbem.protocol import loading
 
-        return commands.load(self.store, self.game)
+        return loading.load(self.store, self.game)
 
     def bots(self, session, seed: str = "bots"):
         return {p: session.rules.bot(f"{seed}/{p}", "greedy" if i % 2 == 0 else "random")

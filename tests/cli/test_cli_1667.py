@@ -19,7 +19,7 @@ def choose(session, player, kind, rnd):
 
 
 def test_a_game_of_1667_by_command_line(cli, pbem_db):
-    from pbem.protocol import commands
+    from pbem.protocol import loading
     from pbem.store import Store
     cli.ok("new", "g", "--game", "tortuga1667", "--players", PLAYERS)
     cli.refused("g", "new", "h", "--game", "tortuga1667", "--players", "ani,bo,cy", match="4 to 9 players")
@@ -31,7 +31,7 @@ def test_a_game_of_1667_by_command_line(cli, pbem_db):
         if status["finished"]:
             break
         with Store(pbem_db) as store:
-            session = commands.load(store, "g")
+            session = loading.load(store, "g")
         step = session.sealed
         if step is None:
             request = session.pending()[0]
@@ -134,14 +134,14 @@ def test_status_says_turn_as_the_summaries_do(cli):
 
 def test_a_decision_from_an_earlier_turn_sent_out_of_turn_is_not_your_turn(cli, pbem_db):
     """Not "already recorded": that decision was that turn's; now it is someone else's turn."""
-    from pbem.protocol import commands
+    from pbem.protocol import loading
     from pbem.store import Store
     cli.ok("new", "g", "--game", "tortuga1667", "--players", PLAYERS)
     cli.ok("start", "g")
     rnd, made = random.Random(3), []
     for _ in range(200):
         with Store(pbem_db) as store:
-            session = commands.load(store, "g")
+            session = loading.load(store, "g")
         if session.state.round >= 4 or session.sealed is not None:
             break
         request = session.pending()[0]

@@ -15,7 +15,7 @@ import time
 # command line's own main() once per argument list given as JSON on the command line.
 CHILD = textwrap.dedent("""
     import json, os, sys, time
-    from pbem.cli.app import main
+    from pbem.cli.program import main
     go, runs = sys.argv[1], json.loads(sys.argv[2])
     print("ready", flush=True)
     while not os.path.exists(go):

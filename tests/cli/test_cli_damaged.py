@@ -9,7 +9,7 @@ import sqlite3
 
 import pytest
 
-from pbem.protocol.commands import submission_block
+from pbem.protocol.offline import submission_block
 from pbem.protocol.signing import generate_keypair
 
 PLAYERS = ("ani", "alex", "frank")

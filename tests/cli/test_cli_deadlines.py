@@ -11,7 +11,7 @@ import sqlite3
 
 import pytest
 
-from pbem.mail import judge
+from pbem.mail.addresses import create_game
 from pbem.store import Store
 from pbem.store import outbox
 
@@ -23,9 +23,9 @@ def old_game(pbem_db):
     """'old', started in 2020 with a 1h deadline: both players are long overdue."""
     def make(addresses=True, **deadlines):
         with Store(pbem_db) as store:
-            judge.create_game(store, "old", "tortuga", ["ani", "alex"], {},
-                              {"ani": "ani@example.org", "alex": "alex@example.org"} if addresses else {},
-                              None, at=PAST, deadline_seconds=3600, start=True, deadlines=deadlines)
+            create_game(store, "old", "tortuga", ["ani", "alex"], {},
+                        {"ani": "ani@example.org", "alex": "alex@example.org"} if addresses else {},
+                        None, at=PAST, deadline_seconds=3600, start=True, deadlines=deadlines)
     return make
 
 

@@ -4,7 +4,7 @@ that cache says nothing and every game is read the long way."""
 
 from __future__ import annotations
 
-from pbem.mail import judge
+from pbem.mail import addresses
 from pbem.store import Store, outbox
 
 
@@ -95,9 +95,9 @@ def test_the_migration_fills_the_head_rows_of_games_already_there(finished_copy,
 def test_the_listing_kept_ready_says_what_the_long_way_says(cli, finished_copy, new_game, pbem_db):
     _three_games(cli, finished_copy, new_game)
     with Store(pbem_db) as store:  # started in 2999 with a 1h deadline: not overdue, so listed from its row
-        judge.create_game(store, "later", "tortuga", ["ani", "alex"], {},
-                          {"ani": "ani@example.org", "alex": "alex@example.org"}, None,
-                          at="2999-01-01T00:00:00Z", deadline_seconds=3600, start=True)
+        addresses.create_game(store, "later", "tortuga", ["ani", "alex"], {},
+                              {"ani": "ani@example.org", "alex": "alex@example.org"}, None,
+                              at="2999-01-01T00:00:00Z", deadline_seconds=3600, start=True)
     with Store(pbem_db) as store:
         listings = dict(store.conn.execute("select game, listing from game_heads"))
         assert listings["g"].startswith("round 1, roll; waiting for ")

@@ -2,7 +2,7 @@
 
 import json
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 from typer.testing import CliRunner
 
 runner = CliRunner()

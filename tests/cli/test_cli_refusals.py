@@ -335,7 +335,7 @@ def test_signed_game_decisions(cli, signed, tmp_path, driver_for, helpers):
 
 def _signed_driver(Driver, keys):
     """A Driver class that moves a signed game on with bots, signing every submission."""
-    from pbem.protocol import commands
+    from pbem.protocol import commands, offline, submissions
 
     def secret(player):
         return keys[player][0].read_text(encoding="utf-8").strip()
@@ -348,16 +348,16 @@ def _signed_driver(Driver, keys):
             if step is None:
                 request = session.pending()[0]
                 choice = bots[request.player].choose(session.state, request.player, request.kind)
-                block = commands.decision_block(session, request.player, choice, secret(request.player))
-                commands.submit(self.store, self.game, block, at=self.at)
+                block = offline.decision_block(session, request.player, choice, secret(request.player))
+                submissions.submit(self.store, self.game, block, at=self.at)
                 return
             held = {}
             for player in step.owes_commit():
                 sealed = commands.seal(session, player, bots[player].choose(session.state, player, "select"))
-                held[player] = commands.signed_blocks(sealed, secret(player))
-                commands.submit(self.store, self.game, held[player]["commit"], at=self.at)
+                held[player] = offline.signed_blocks(sealed, secret(player))
+                submissions.submit(self.store, self.game, held[player]["commit"], at=self.at)
             for blocks in held.values():
-                commands.submit(self.store, self.game, blocks["reveal"], at=self.at)
+                submissions.submit(self.store, self.game, blocks["reveal"], at=self.at)
 
     return SignedDriver
 

@@ -10,8 +10,8 @@ import json
 import pytest
 import typer.main
 
-from pbem.cli.app import app
-from pbem.protocol import commands
+from pbem.cli.program import app
+from pbem.protocol import offline
 from pbem.protocol.commit import make_commitment, new_salt
 
 LETTERS = "ABCDE"
@@ -55,7 +55,7 @@ def test_an_illegal_choice_in_a_submitted_block_says_so_too(new_game, cli, tmp_p
     cli.ok("commit", "g", "ani", commitment)
     for player in ("alex", "frank", "lothar"):
         cli.ok("commit", "g", player, "--choice", _sealed_request(cli, "g", player)["default"])
-    block = commands.submission_block("g", "reveal", {"player": "ani", "round": 1, "step": 1,
+    block = offline.submission_block("g", "reveal", {"player": "ani", "round": 1, "step": 1,
                                                       "choice": illegal, "salt": salt}, None)
     path = tmp_path / "reveal.txt"
     path.write_text(block)

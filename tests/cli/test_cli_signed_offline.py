@@ -3,8 +3,8 @@ seal and sign sealed choices, and sign open decisions, offline."""
 
 import json
 
-from pbem.cli.app import app
-from pbem.protocol import commands
+from pbem.cli.program import app
+from pbem.protocol import loading
 from pbem.render.demo import play_bots
 from pbem.store import Store
 from typer.testing import CliRunner
@@ -29,7 +29,7 @@ def test_open_decision_signed_offline_and_submitted(tmp_path, monkeypatch):
     store = Store(db)
     # play with signed blocks until some player owes an open decision
     while True:
-        session = commands.load(store, "g")
+        session = loading.load(store, "g")
         open_requests = [r for r in session.pending() if not r.sealed]
         if open_requests:
             break

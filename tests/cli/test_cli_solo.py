@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import typer
 
-from pbem.cli import app as program
+from pbem.cli import program
 
 
 def names(app) -> set[str]:

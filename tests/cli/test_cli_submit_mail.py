@@ -5,7 +5,7 @@ from email.message import EmailMessage
 
 import pytest
 
-from pbem.protocol import commands
+from pbem.protocol import commands, offline
 from pbem.protocol.armour import ArmourError, extract_blocks
 
 
@@ -16,7 +16,7 @@ def commit_blocks(driver, keys: dict | None = None) -> dict[str, str]:
     blocks = {}
     for player in session.sealed.owes_commit():
         sealed = commands.seal(session, player, bots[player].choose(session.state, player, "select"))
-        blocks[player] = commands.signed_blocks(sealed, (keys or {}).get(player))["commit"]
+        blocks[player] = offline.signed_blocks(sealed, (keys or {}).get(player))["commit"]
     return blocks
 
 

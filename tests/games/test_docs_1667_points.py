@@ -54,7 +54,7 @@ def test_request_kinds_are_the_documented_ones():
 
 def test_a_defaults_kind_in_the_log_is_the_request_kind(tmp_path):
     """`request-kinds`: a late player's `default` event carries the kind of the request it settles."""
-    from pbem.protocol import commands
+    from pbem.protocol import commands, loading
     from pbem.games.tortuga1667.legal import SYNTAX
     from pbem.store import Store
     store = Store(tmp_path / "g.db", create=True)
@@ -62,7 +62,7 @@ def test_a_defaults_kind_in_the_log_is_the_request_kind(tmp_path):
     commands.create_game(store, "g1", "tortuga1667", ["ani", "bo", "cy", "dee", "eve"], {}, start=True, at=at)
     owed = []
     for _ in range(12):  # every request settled by its default, late players all along
-        request = commands.load(store, "g1").pending()[0]
+        request = loading.load(store, "g1").pending()[0]
         owed.append(request.kind)
         commands.nmr(store, "g1", request.player, force=True, at=at)
     kinds = [e.data["kind"] for e in store.events("g1") if e.kind == "default"]
@@ -145,7 +145,7 @@ def test_a_vote_nobody_can_vote_in_writes_no_sealed_step(tmp_path, monkeypatch):
     card calls a brawl; the log holds the `decide` and nothing of a sealed step, the vote's
     draws are taken all the same, and later decisions carry its number as their step."""
     from pbem.protocol import commands
-    from pbem.protocol.commands import SEED
+    from pbem.protocol.loading import SEED
     from pbem.render import record
     from pbem.store import Store
     from pbem.store.audit import audit_store
@@ -188,7 +188,7 @@ def test_a_digit_that_is_not_decimal_is_refused_as_syntax_not_a_crash():
     """`choice-unicode`: any script's *decimal* digits are read; a character Python calls a
     digit but not a decimal one (Ethiopic ፩, superscript ² before NFKC) is no number."""
     from pbem.games.base import InvalidChoice
-    from pbem.mail.ingest import _duration
+    from pbem.mail.apply import duration
     from pbem.protocol.rng import RandomSource
     state = tortuga1667.setup(["ani", "bo", "cy", "dee", "eve"], {}, RandomSource.for_testing("digits"))
     while tortuga1667.pending(state)[0].kind != "action":
@@ -201,4 +201,4 @@ def test_a_digit_that_is_not_decimal_is_refused_as_syntax_not_a_crash():
     assert tortuga1667.check(state, player, "reveal ٣") == "reveal 3"
     with pytest.raises(InvalidChoice):
         tortuga1667.normalize("vote", "vote ፩")
-    assert _duration("፩h") is None and _duration("٢h") == 7200
+    assert duration("፩h") is None and duration("٢h") == 7200

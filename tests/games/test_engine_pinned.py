@@ -26,7 +26,7 @@ from pbem.games.tortuga.bots import GreedyBot, RandomBot
 from pbem.games.tortuga.choices import format_dice
 from pbem.games.tortuga.faces import DEFAULT_FACES
 from pbem.games.tortuga.model import Board, State
-from pbem.games.tortuga.roll import _free
+from pbem.games.tortuga.roll import free
 from pbem.protocol.rng import RandomSource
 
 NAMES = ("ani", "bo", "cy", "dee")
@@ -151,18 +151,18 @@ def test_selections_defaults_and_free_dice_match_their_plain_definitions(seed):
         state = State(("a", "b"), "standard", pick.choice(faces), 0, boards=[board, Board()])
         assert legal.legal_selections(board) == all_selections(board)
         assert legal.default_select(state, 0) == old_default_select(state, 0)
-        assert _free(board) == [d for d in range(5) if board.dice[d] is None and d not in board.held]
+        assert free(board) == [d for d in range(5) if board.dice[d] is None and d not in board.held]
 
 
 def test_the_table_of_canonical_choices_reads_as_the_parsers_do():
     from pbem.games.tortuga.choices import kind_of
     from pbem.games.tortuga.engine import _EXACT
-    from pbem.games.tortuga.parse import _CANON, _PARSERS
+    from pbem.games.tortuga.parse import CANON, PARSERS
     assert len(_EXACT) == 6 + 5 + 10
     for text, (kind, parsed) in _EXACT.items():
         assert kind_of(text) == kind
-        assert _PARSERS[kind](None, 0, text) == parsed  # these parsers read the text alone
-        assert _CANON[kind](None, 0, parsed) == text
+        assert PARSERS[kind](None, 0, text) == parsed  # these parsers read the text alone
+        assert CANON[kind](None, 0, parsed) == text
 
 
 def test_the_bench_uniform_bot_picks_every_legal_choice_alike():

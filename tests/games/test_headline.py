@@ -64,7 +64,7 @@ def test_a_game_without_the_hook_is_read_from_its_view():
 def test_the_status_report_is_the_same_with_or_without_the_hook(tmp_path, game_type, players):
     """The whole status report at every event of a protocol game, through the hook and
     through the view: the same dict, key order included (status --json prints it)."""
-    from pbem.protocol import commands, reports
+    from pbem.protocol import commands, loading, reports
     from pbem.render.demo import play_bots
     from pbem.store import Store
 
@@ -86,7 +86,7 @@ def test_the_status_report_is_the_same_with_or_without_the_hook(tmp_path, game_t
         assert list(hooked.items()) == list(plain.items()), seq
         both.count += 1
     both.count = 0
-    seed = bytes.fromhex(store.get_secret("g", commands.SEED))
+    seed = bytes.fromhex(store.get_secret("g", loading.SEED))
     from pbem.protocol.session import Session
-    Session.replay("g", store.events("g"), seed, held=commands.held_source(store, "g"), after_each=both)
+    Session.replay("g", store.events("g"), seed, held=loading.held_source(store, "g"), after_each=both)
     assert both.count == store.head("g")[0] > 20

@@ -321,7 +321,7 @@ class Cli:
     """``cli("mail", "fetch", ...)``: the command line in-process; returns click's Result."""
 
     def __init__(self):
-        from pbem.cli.app import app
+        from pbem.cli.program import app
         self.app, self.runner = app, CliRunner()
 
     def __call__(self, *args, env: dict | None = None, code: int | None = 0):

@@ -9,7 +9,7 @@ import pytest
 
 from pbem.mail.config import (MailConfig, MailConfigError, check_fetchable, load_config,
                               with_imap_overrides)
-from pbem.mail.fetch import _unutf7, account_name, quoted
+from pbem.mail.fetch import account_name, quoted, unutf7
 
 SAMPLE = """\
 judge_address = "judge@example.org"
@@ -105,13 +105,13 @@ def test_the_command_line_goes_over_the_file():
 def test_folder_names_on_the_wire(name, wire):
     assert quoted(name) == wire
     inner = wire[1:-1].replace('\\"', '"').replace("\\\\", "\\")
-    assert _unutf7(inner) == name
+    assert unutf7(inner) == name
 
 
 def test_usage_errors(tmp_path):
     from typer.testing import CliRunner
 
-    from pbem.cli.app import app
+    from pbem.cli.program import app
     result = CliRunner().invoke(app, ["mail", "fetch", "--imap", "x.example.org", "--starttls", "--security", "tls"])
     assert result.exit_code == 2 and "--starttls and --security tls disagree" in result.stderr
     result = CliRunner().invoke(app, ["mail", "fetch", "--imap", "x.example.org", "--security", "ssl"])

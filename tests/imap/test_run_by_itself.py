@@ -304,16 +304,16 @@ def test_a_game_runs_itself_through_kills_garbage_and_a_player_who_never_answers
         return done >= max(uids, default=0) and not unmarked and not queued
 
     def waiting() -> list[dict]:
-        from pbem.protocol import commands, reports
-        return reports.status(commands.load(store, "g1"), store.head("g1"))["waiting"]
+        from pbem.protocol import loading, reports
+        return reports.status(loading.load(store, "g1"), store.head("g1"))["waiting"]
 
     def move_the_clock() -> bool:
         """When the game waits for lothar alone: to his reminder time, and once he has been
         reminded, past his deadline and grace."""
-        from pbem.mail.deadlines import owed
-        from pbem.protocol import commands
+        from pbem.mail.reminders import owed
+        from pbem.protocol import commands, loading
         from pbem.store import judge as tables
-        owes = owed(commands.load(store, "g1"))
+        owes = owed(loading.load(store, "g1"))
         if not owes or {player for player, *_ in owes} != {LAZY}:
             return False
         key, entry = min(owes.items(), key=lambda item: item[1]["due"])

@@ -181,10 +181,10 @@ def test_a_reminder_queued_before_a_kill_and_settled_after_it_never_arrives(tmp_
     player, message_id = "ani", reminders["ani"]
 
     # the player answers before the judge is back: the request is settled
-    from pbem.protocol import commands
+    from pbem.protocol import loading
     from pbem.store import Store
     with Store(judge.db) as store:
-        session = commands.load(store, "g1")
+        session = loading.load(store, "g1")
         choice = session.rules.default(session.state, player, "select")
     address = f"{player}@example.org"
     mail = tmp_path / "move.eml"

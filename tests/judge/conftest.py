@@ -15,8 +15,8 @@ from types import SimpleNamespace
 import pytest
 
 from pbem.mail import ingest as pipeline
-from pbem.mail import judge
-from pbem.protocol import commands
+from pbem.mail import addresses
+from pbem.protocol import commands, loading
 from pbem.store import Store
 
 PLAYERS = ("ani", "alex", "frank", "lothar")
@@ -53,8 +53,8 @@ class Judge:
         settings["start"] = start
         if signed_keys:
             settings.update(require_signatures=True, keys=signed_keys)
-        judge.create_game(self.store, "g1", "tortuga", list(PLAYERS), {},
-                          {p: f"{p}@example.org" for p in PLAYERS}, "table@lists.example.org", at=at, **settings)
+        addresses.create_game(self.store, "g1", "tortuga", list(PLAYERS), {},
+                              {p: f"{p}@example.org" for p in PLAYERS}, "table@lists.example.org", at=at, **settings)
         self.passwords = {}
         for row in self.outbox():
             found = re.search(r"Your mail password for this game: (\S+)", row["body_text"])
@@ -79,7 +79,7 @@ class Judge:
         return pipeline.ingest(self.store, mail(sender, body, **kw), at(self.minute), ("judge@example.org",))
 
     def session(self):
-        return commands.load(self.store, "g1")
+        return loading.load(self.store, "g1")
 
     def log(self) -> list:
         return [e.export_dict() for e in self.store.events("g1")]

@@ -25,10 +25,10 @@ def play(folder: Path, monkeypatch=None) -> dict[str, dict]:
     import secrets
     from types import SimpleNamespace
 
-    from pbem.mail import deadlines, judge
+    from pbem.mail import addresses, deadlines, judge, letters
     from pbem.mail import ingest as pipeline
     from pbem.mail.send import write_due
-    from pbem.protocol import commands
+    from pbem.protocol import commands, loading
     from pbem.store import Store
 
     fixed = SimpleNamespace(token_bytes=lambda n: SEED[:n], token_hex=secrets.token_hex)
@@ -37,9 +37,9 @@ def play(folder: Path, monkeypatch=None) -> dict[str, dict]:
     else:
         commands.secrets = fixed
     store = Store(folder / "judge.db")
-    judge.create_game(store, "g1", "tortuga", list(PLAYERS), {}, {p: f"{p}@example.org" for p in PLAYERS},
-                      "g1-table@lists.example.org", at="2030-01-01T10:00:00Z", start=True,
-                      deadline_seconds=48 * 3600, deadlines={"remind": 12 * 3600, "grace": 0, "on_late": "default"})
+    addresses.create_game(store, "g1", "tortuga", list(PLAYERS), {}, {p: f"{p}@example.org" for p in PLAYERS},
+                          "g1-table@lists.example.org", at="2030-01-01T10:00:00Z", start=True,
+                          deadline_seconds=48 * 3600, deadlines={"remind": 12 * 3600, "grace": 0, "on_late": "default"})
     sent: list[dict] = []
 
     def flush(now: str) -> list[dict]:
@@ -67,7 +67,7 @@ def play(folder: Path, monkeypatch=None) -> dict[str, dict]:
     welcome = flush("2030-01-01T10:00:00Z")
     password = {m["to"].split("@")[0]: re.search(r"password for this game: (\S+)", m["text"]).group(1)
                 for m in welcome}
-    session = commands.load(store, "g1")
+    session = loading.load(store, "g1")
     choice = {p: session.rules.default(session.state, p, "select") for p in PLAYERS}
     messages = {"welcome": welcome[0]}
     body = (f"Hi judge,\n\npassword {password['ani']}\nseal {choice['ani']}\n\nThanks,\nAni\n\n"
@@ -95,12 +95,12 @@ def play(folder: Path, monkeypatch=None) -> dict[str, dict]:
     store.write_hooks.remove(judge.watch)
     from pbem.protocol import reports
     while not session.finished:
-        session = commands.load(store, "g1")
+        session = loading.load(store, "g1")
         waiting = reports.waiting(session)
         if waiting:
             session = commands.nmr(store, "g1", waiting[0]["player"], force=True, at="2030-01-02T22:20:00Z")
     with store.transaction():
-        judge.queue_summary(store, session, None, "2030-01-02T22:20:00Z", final=True)
+        letters.queue_summary(store, session, None, "2030-01-02T22:20:00Z", final=True)
     messages["result"] = next(m for m in flush("2030-01-02T22:20:00Z") if m["to"] == "ani@example.org")
     return messages
 

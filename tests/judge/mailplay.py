@@ -75,10 +75,10 @@ def play(tmp_path, room, port, players: dict, *, rounds: int | None = None, game
     actors = {name: cls(name, room, rnd) for name, cls in players.items()}
     results = []
     deliver()
-    from pbem.protocol import commands, reports
+    from pbem.protocol import loading, reports
     while not any("final result" in m["Subject"] for m in room.inbox(LIST)):
         if rounds is not None:
-            session = commands.load(store, "g1")
+            session = loading.load(store, "g1")
             if session.state is not None and session.state.round > rounds:
                 break
         moved = False
@@ -89,7 +89,7 @@ def play(tmp_path, room, port, players: dict, *, rounds: int | None = None, game
                 deliver()
                 moved = True
         if not moved:
-            waiting = reports.status(commands.load(store, "g1"), store.head("g1"))["waiting"]
+            waiting = reports.status(loading.load(store, "g1"), store.head("g1"))["waiting"]
             raise AssertionError(f"the game waits for {waiting}, but no player's mail asks them for anything")
         assert len(results) < 2000, "the game does not end"
     # what is still held for a player's next message goes alone once its time has come: counted too

@@ -94,7 +94,7 @@ def test_a_whole_1667_game_played_only_by_mail(tmp_path, smtp_mailroom, fixed_se
     # every message were two thirds of this test's time; whole 1667 games by mail with the
     # pictures are played in test_players_by_mail and test_away_by_mail, and the pictures
     # are tested in test_board_pictures and test_compose_bytes.
-    monkeypatch.setattr(pictures, "_available", lambda: False)
+    monkeypatch.setattr(pictures, "available", lambda: False)
     port, room = smtp_mailroom
     db = tmp_path / "judge.db"
 
@@ -129,8 +129,8 @@ def test_a_whole_1667_game_played_only_by_mail(tmp_path, smtp_mailroom, fixed_se
                 deliver()
                 moved = True
         if not moved:
-            from pbem.protocol import commands, reports
-            waiting = reports.status(commands.load(store, "g1"), store.head("g1"))["waiting"]
+            from pbem.protocol import loading, reports
+            waiting = reports.status(loading.load(store, "g1"), store.head("g1"))["waiting"]
             raise AssertionError(f"the game waits for {waiting}, but no player's mail asks them for anything")
         assert len(results) < MAX_MESSAGES, "the game does not end"
 

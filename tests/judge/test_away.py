@@ -9,7 +9,7 @@ import re
 import pytest
 
 from pbem.mail import away, deadlines, judge
-from pbem.protocol import away as absence, commands, reports
+from pbem.protocol import away as absence, commands, offline, reports, submissions
 from pbem.protocol.errors import Refused
 from pbem.store.audit import audit_store, report_text
 
@@ -302,15 +302,16 @@ def test_a_choice_the_former_player_sealed_at_home_defaults_at_the_deadline_and_
 
 def test_in_a_signed_game_the_new_key_signs_from_the_replacement_on(make_judge, tmp_path):
     from pbem.protocol.signing import generate_keypair
+    from pbem.protocol.token import context_token
     keys = {p: generate_keypair() for p in ("ani", "alex", "frank", "lothar")}
     game = make_judge(signed_keys={p: k[1] for p, k in keys.items()})
     judge.attach(game.store)
     secret, public = generate_keypair()
 
     def signed_seal(player, secret_key, choice="A"):
-        token = commands.context_token(game.session(), player)
-        sealed = commands.seal_offline(token, choice)
-        return commands.signed_blocks(sealed, secret_key)
+        token = context_token(game.session(), player)
+        sealed = offline.seal_offline(token, choice)
+        return offline.signed_blocks(sealed, secret_key)
 
     old_blocks = signed_seal("lothar", keys["lothar"][0])
     refused(game, lambda: away.replace(game.store, "g1", "lothar", "maria@example.org", at=when(1)),
@@ -321,15 +322,15 @@ def test_in_a_signed_game_the_new_key_signs_from_the_replacement_on(make_judge, 
     assert game.session().keys["lothar"] == public
     before = game.frozen()[0]
     with pytest.raises(Refused, match="not valid for their registered key"):
-        commands.submit(game.store, "g1", old_blocks["commit"], at=when(2))
+        submissions.submit(game.store, "g1", old_blocks["commit"], at=when(2))
     assert game.frozen()[0] == before
     reveals = []
     for player, (sk, _pk) in keys.items():
         blocks = signed_seal(player, secret if player == "lothar" else sk)
-        commands.submit(game.store, "g1", blocks["commit"], at=when(2))
+        submissions.submit(game.store, "g1", blocks["commit"], at=when(2))
         reveals.append(blocks["reveal"])
     for block in reveals:
-        commands.submit(game.store, "g1", block, at=when(3))
+        submissions.submit(game.store, "g1", block, at=when(3))
     # every signature checks against the key in force for its seat at its event
     report = audit_store(game.store, "g1")
     assert report["ok"], report

@@ -27,7 +27,7 @@ from pbem.mail import deadlines, judge
 from pbem.mail import ingest as pipeline
 from pbem.mail.config import MailConfig
 from pbem.mail.send import send_due
-from pbem.protocol import away as absence, commands, reports
+from pbem.protocol import away as absence, loading, reports
 from pbem.store import Store
 
 
@@ -74,7 +74,7 @@ def newcomer(base, seat: str, room, rnd):
 def replace_lothar(store, clock, room, rnd, game_type, players, active, facts) -> bool:
     from pbem.mail import away
     away.replace(store, "g1", "lothar", NEW_ADDRESS, at=clock.tick(), reason="lothar left the game")
-    assert "lothar" not in commands.load(store, "g1").standing_in
+    assert "lothar" not in loading.load(store, "g1").standing_in
     base = by_mail_1667.player_class(by_mail.Ani) if game_type == "tortuga1667" else by_mail.Ani
     active["lothar"] = facts["maria"] = newcomer(base, "lothar", room, rnd)
     # 5. lothar's next mail, with his old password, is refused and changes nothing
@@ -110,7 +110,7 @@ def play(tmp_path, room, port, game_type: str, kinds: dict, seed: int, drop_afte
         assert send_due(store, config, clock.now()).ok
 
     def session():
-        return commands.load(store, "g1")
+        return loading.load(store, "g1")
 
     def waiting() -> list[dict]:
         return reports.waiting(session())

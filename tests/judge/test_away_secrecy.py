@@ -10,8 +10,8 @@ import re
 
 from pbem.games.tortuga1667 import bots
 from pbem.games.tortuga1667.model import EVENT_NAMES, vote_face
-from pbem.mail import away, judge
-from pbem.protocol import commands
+from pbem.mail import addresses, away, letters
+from pbem.protocol import commands, loading
 from pbem.store import Store
 
 PLAYERS = ("ani", "alex", "frank", "lothar", "mary")
@@ -27,7 +27,7 @@ def play_until_the_seat_has_peeked(store, rnd) -> None:
     """Random legal moves (lothar peeks whenever he may) until lothar has seen an event card."""
     bot = bots.RandomBot(7)
     for minute in range(1, 600):
-        session = commands.load(store, "g1")
+        session = loading.load(store, "g1")
         state = session.state
         if state.seen.get(SEAT) and len(state.hands[SEAT]) and minute > 10:
             return
@@ -50,10 +50,10 @@ def play_until_the_seat_has_peeked(store, rnd) -> None:
 
 def test_the_new_players_first_private_message_holds_the_seat_and_nothing_else(tmp_path):
     store = Store(tmp_path / "judge.db")
-    judge.create_game(store, "g1", "tortuga1667", list(PLAYERS), {"variant": "standard"},
-                      {p: f"{p}@example.org" for p in PLAYERS}, "table@lists.example.org", at=at(0), start=True)
+    addresses.create_game(store, "g1", "tortuga1667", list(PLAYERS), {"variant": "standard"},
+                          {p: f"{p}@example.org" for p in PLAYERS}, "table@lists.example.org", at=at(0), start=True)
     play_until_the_seat_has_peeked(store, random.Random(5))
-    session = commands.load(store, "g1")
+    session = loading.load(store, "g1")
     state = session.state
     assert state.seen[SEAT], "the test needs a peek"
     last = store.conn.execute("select max(id) from outbox").fetchone()[0]
@@ -76,7 +76,7 @@ def test_the_new_players_first_private_message_holds_the_seat_and_nothing_else(t
         assert f"turn {peek['turn']}, slot {peek['slot']}: {EVENT_NAMES[state.events[peek['card']]]}" in seen
     # and it is the seat's own private message, word for word: nobody else's view
     from pbem.render import summary
-    assert text.endswith(summary.render_private(session, SEAT, "text")[1] + judge._how_to_reply(session, SEAT))
+    assert text.endswith(summary.render_private(session, SEAT, "text")[1] + letters.how_to_reply(session, SEAT))
     for other in PLAYERS:
         if other != SEAT:
             assert f"private message for {other}" not in text

@@ -28,7 +28,7 @@ from click.testing import CliRunner
 
 import typer.main
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 from pbem.mail import pictures
 from pbem.mail.config import MailConfig
 from pbem.mail.send import send_due
@@ -217,7 +217,7 @@ def test_without_the_renderer_mail_still_goes_and_the_moderator_is_told(make_jud
     port, room = smtp_mailroom
     game = make_judge(at="2024-05-01T12:00:00Z")  # queued in the past: due for 'pbem mail send' now
     monkeypatch.setitem(sys.modules, "resvg_py", None)  # as if pbem[mail] were not installed
-    pictures._available.cache_clear()
+    pictures.available.cache_clear()
     try:
         done = CliRunner().invoke(PBEM, ["mail", "send", "--smtp", f"127.0.0.1:{port}", "--security", "plain",
                                          "--from", "judge@example.org", "--db", str(game.store.path)])
@@ -230,7 +230,7 @@ def test_without_the_renderer_mail_still_goes_and_the_moderator_is_told(make_jud
         assert [p.get_content_type() for p in message.get_payload()] == ["text/plain", "text/html"]
         assert "Your mail password" in message.get_payload()[1].get_content()
     finally:
-        pictures._available.cache_clear()
+        pictures.available.cache_clear()
 
 
 def test_pictures_have_legible_text_with_only_debians_default_fonts(game, tmp_path):

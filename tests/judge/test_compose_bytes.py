@@ -13,7 +13,7 @@ from email.policy import default
 
 import pytest
 
-from pbem.mail import judge, send, sendpolicy
+from pbem.mail import addresses, send, sendpolicy
 from pbem.store import outbox
 
 T0 = "2030-01-01T10:00:00Z"
@@ -39,8 +39,8 @@ def rows(game):
     game's (its table), and rows with the odd shapes: non-ASCII, long lines, attachments."""
     for player in ("ani", "alex"):
         game.send(player, f"password {game.passwords[player]}\norder 1 2 3")
-    judge.create_game(game.store, "g2", "tortuga1667", list(NAMES), {},
-                      {p: f"{p}@example.org" for p in NAMES}, "table@example.org", at=T0, start=True)
+    addresses.create_game(game.store, "g2", "tortuga1667", list(NAMES), {},
+                          {p: f"{p}@example.org" for p in NAMES}, "table@example.org", at=T0, start=True)
     long_line = "Ani würfelt ☠☠⚓ — " + "lang " * 300
     with game.store.transaction():
         outbox.queue(game.store, game="g1", kind="private", recipient="ani@example.org",
@@ -72,7 +72,7 @@ def test_every_message_is_the_default_policys_byte_for_byte(rows, monkeypatch):
 
 
 def test_a_long_run_keeps_a_bounded_number_of_headers(rows, monkeypatch):
-    monkeypatch.setattr(sendpolicy, "_KEPT", 50)
+    monkeypatch.setattr(sendpolicy, "KEPT", 50)
     policy = sendpolicy.HeadersOnce()
     monkeypatch.setattr(sendpolicy, "SEND_POLICY", policy)
     before = [wire(send.compose(row, "judge@example.org")) for row in rows]

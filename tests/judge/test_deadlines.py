@@ -8,8 +8,8 @@ from datetime import datetime, timedelta
 
 import pytest
 
-from pbem.mail import deadlines, judge
-from pbem.protocol import commands
+from pbem.mail import addresses, deadlines
+from pbem.protocol import commands, loading
 from pbem.protocol.errors import Refused
 
 DAY = 86400
@@ -234,7 +234,7 @@ def test_settings_are_checked_and_a_refusal_changes_nothing(timed, make_judge):
 
 def test_times_are_shown_in_utc_and_in_the_players_zone(timed):
     game = timed()
-    judge.register(game.store, "g1", "ani", "ani@example.org", at=when(1), tz="Europe/Prague")
+    addresses.register(game.store, "g1", "ani", "ani@example.org", at=when(1), tz="Europe/Prague")
     deadlines.tick(game.store, when(18))
     mine = [r for r in game.outbox("reminder") if r["recipient"] == "ani@example.org"][0]["body_text"]
     assert "is due 2030-01-02 10:00:00 UTC (2030-01-02 11:00:00 CET, Europe/Prague)." in mine
@@ -245,7 +245,7 @@ def test_times_are_shown_in_utc_and_in_the_players_zone(timed):
 
 def test_summer_time_is_respected(make_judge):
     game = make_judge(at="2030-07-01T10:00:00Z", deadline_seconds=DAY, deadlines={"remind": 6 * HOUR})
-    judge.register(game.store, "g1", "ani", "ani@example.org", at="2030-07-01T10:05:00Z", tz="Europe/Prague")
+    addresses.register(game.store, "g1", "ani", "ani@example.org", at="2030-07-01T10:05:00Z", tz="Europe/Prague")
     deadlines.tick(game.store, "2030-07-02T04:00:00Z")
     mine = [r for r in game.outbox("reminder") if r["recipient"] == "ani@example.org"][0]["body_text"]
     assert "is due 2030-07-02 10:00:00 UTC (2030-07-02 12:00:00 CEST, Europe/Prague)." in mine
@@ -258,7 +258,7 @@ def test_an_unknown_time_zone_is_refused_and_changes_nothing(game):
         if not zone:
             continue
         with pytest.raises(Refused, match="is not a time zone known here; give an IANA name such as Europe/Prague"):
-            judge.register(game.store, "g1", "ani", "ani@example.org", at=when(1), tz=zone)
+            addresses.register(game.store, "g1", "ani", "ani@example.org", at=when(1), tz=zone)
     assert (game.frozen(), game.store.conn.execute("select * from mail_players order by player").fetchall()) == before
 
 
@@ -282,7 +282,7 @@ def test_late_players_defaulted_in_one_tick_get_one_message(timed):
     told = [r for r in game.outbox(rendered=False)
             if r["queued_at"] == when(24.5) and r["recipient"] == "alex@example.org"]
     assert len(told) == 1 and told[0]["kind"] == "summary"
-    from pbem.mail.moment import render_row
+    from pbem.mail.letters import render_row
     text = render_row(game.store, "g1", told[0]["render"], {})[0]
     assert "alex: no commitment in time; the documented default" in text
     assert text.index("no commitment in time") < text.index("You were late: the judge applied") < text.index(
@@ -302,8 +302,8 @@ def test_each_failure_is_said_once_per_tick_and_the_rest_goes_on(timed):
 
 def test_a_game_that_cannot_be_read_holds_up_no_other(timed):
     game = timed(remind=0, grace=0)
-    judge.create_game(game.store, "g2", "tortuga", ["ann", "bob"], {}, {"ann": "ann@example.org"}, None,
-                      at=when(0), deadline_seconds=DAY, start=True)
+    addresses.create_game(game.store, "g2", "tortuga", ["ann", "bob"], {}, {"ann": "ann@example.org"}, None,
+                          at=when(0), deadline_seconds=DAY, start=True)
     with game.store.transaction():  # g1's log damaged, and no snapshot to read it from
         game.store.conn.execute("update events set body = 'x' where game = 'g1' and seq = 2")
         game.store.conn.execute("delete from snapshots where game = 'g1'")
@@ -314,7 +314,7 @@ def test_a_game_that_cannot_be_read_holds_up_no_other(timed):
 
 def test_the_status_in_an_answer_shows_due_times_in_the_readers_zone(timed):
     game = timed()
-    judge.register(game.store, "g1", "ani", "ani@example.org", at=when(0), tz="Asia/Tokyo")
+    addresses.register(game.store, "g1", "ani", "ani@example.org", at=when(0), tz="Asia/Tokyo")
     game.send("ani", "status")
     answer = game.outbox("answer")[-1]["body_text"]
     assert "ani (commit, due 2030-01-02 10:00 UTC (2030-01-02 19:00 JST, Asia/Tokyo))" in answer
@@ -329,15 +329,15 @@ def test_tick_reads_only_games_with_something_due_and_without_snapshots_does_the
     finished) is passed over unread. Snapshots are a cache: without them every game is read,
     and the same reminders go out."""
     game = timed()
-    judge.create_game(game.store, "g2", "tortuga", ["ann", "bob"], {}, {"ann": "ann@example.org"}, None,
-                      at=when(10), deadline_seconds=DAY, start=True)  # due 10 hours after g1
+    addresses.create_game(game.store, "g2", "tortuga", ["ann", "bob"], {}, {"ann": "ann@example.org"}, None,
+                          at=when(10), deadline_seconds=DAY, start=True)  # due 10 hours after g1
     read = []
-    real = commands.load
+    real = loading.load
 
     def load(store, name, *args, **kwargs):
         read.append(name)
         return real(store, name, *args, **kwargs)
-    monkeypatch.setattr(commands, "load", load)
+    monkeypatch.setattr(loading, "load", load)
     assert deadlines.tick(game.store, when(17.99)) == [] and read == []  # nothing due yet: nothing read
     acts = deadlines.tick(game.store, when(18))
     assert {a.game for a in acts} == {"g1"} and set(read) == {"g1"}

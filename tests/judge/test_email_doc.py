@@ -19,7 +19,7 @@ import typer.main
 from click.testing import CliRunner
 from markdown_it import MarkdownIt
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 
 DOC = Path(__file__).parents[2] / "docs" / "email.md"
 README = Path(__file__).parents[2] / "README.md"

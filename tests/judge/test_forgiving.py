@@ -95,7 +95,7 @@ def test_a_flowed_mail_that_breaks_a_commitment_at_a_soft_break(game):
     token = reports.private(session, "alex")["context"]
     choice = default_select(game, "alex")
     import typer.main
-    from pbem.cli.app import app
+    from pbem.cli.program import app
     sealed = CliRunner().invoke(typer.main.get_command(app), ["seal", "--context", token, choice, "--json"],
                                 env={"PBEM_DB": "/nonexistent/no.db"})
     kept = json.loads(sealed.stdout)
@@ -129,7 +129,7 @@ def test_a_mail_player_is_told_to_reply_seal_choice(game):
 
 def test_a_home_sealer_is_told_to_reveal_with_the_salt_and_can(game):
     import typer.main
-    from pbem.cli.app import app
+    from pbem.cli.program import app
     session = game.session()
     token = reports.private(session, "alex")["context"]
     choice = default_select(game, "alex")
@@ -166,7 +166,7 @@ def test_the_final_result_carries_the_export_and_the_audit_line(game, tmp_path):
     exported = tmp_path / "g1.jsonl"
     exported.write_bytes(files["g1.jsonl"])
     import typer.main
-    from pbem.cli.app import app
+    from pbem.cli.program import app
     audit = CliRunner().invoke(typer.main.get_command(app), ["audit", "--file", str(exported), "--json"],
                                env={"PBEM_DB": str(tmp_path / "none.db")})
     assert json.loads(audit.stdout)["seed_revealed"], audit.output

@@ -7,8 +7,8 @@ import html
 
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
-from pbem.protocol import commands
+from pbem.cli.program import app
+from pbem.protocol import commands, loading, offline
 from pbem.store import Store
 
 
@@ -22,11 +22,11 @@ def test_a_growing_thread_applies_only_the_new_blocks(tmp_path, monkeypatch):
     monkeypatch.setenv("PBEM_DB", str(db))
     store = Store(db)
     commands.create_game(store, "g1", "tortuga", ["ani", "alex", "frank"], {}, start=True)
-    session = commands.load(store, "g1")
+    session = loading.load(store, "g1")
     blocks = {}
     for player in ("ani", "alex"):
         sealed = commands.seal(session, player, session.rules.default(session.state, player, "select"))
-        blocks[player] = commands.signed_blocks(sealed, None)["commit"]
+        blocks[player] = offline.signed_blocks(sealed, None)["commit"]
     runner = CliRunner()
     thread = tmp_path / "thread.html"
 

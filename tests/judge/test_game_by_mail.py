@@ -38,7 +38,7 @@ import pytest
 import typer.main
 from click.testing import CliRunner
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 from pbem.mail import ingest as pipeline
 from pbem.mail.config import MailConfig
 from pbem.mail.send import send_due
@@ -339,8 +339,8 @@ def test_a_whole_game_played_only_by_mail(tmp_path, smtp_mailroom, monkeypatch, 
                 deliver()  # a judge that sends at once: each player reads the latest news
                 moved = True
         if not moved:
-            from pbem.protocol import commands, reports
-            waiting = reports.status(commands.load(store, "g1"), store.head("g1"))["waiting"]
+            from pbem.protocol import loading, reports
+            waiting = reports.status(loading.load(store, "g1"), store.head("g1"))["waiting"]
             raise AssertionError(f"the game waits for {waiting}, but no player's mail asks them for anything")
         assert len(mails) < MAX_MESSAGES, "the game does not end"
 

@@ -140,10 +140,10 @@ def test_a_refused_command_is_answered_with_the_cli_reason_and_others_still_appl
 
 def test_routing_by_subject_tag_or_game_line_and_asking_when_unclear(make_judge, tmp_path):
     game = make_judge()
-    from pbem.mail import judge
+    from pbem.mail import addresses
     from pbem.protocol import commands
     commands.create_game(game.store, "g2", "tortuga", ["ani", "bob"], {}, start=True, at=game.store.events("g1")[-1].at)
-    judge.register(game.store, "g2", "ani", "ani@example.org", at="2030-01-01T10:00:00Z")
+    addresses.register(game.store, "g2", "ani", "ani@example.org", at="2030-01-01T10:00:00Z")
     assert game.send("ani", "status", subject="hello").outcome == "refused: which game?"
     assert game.send("ani", "status", subject="Re: [g2] your move").game == "g2"
     assert game.send("ani", "game g1\nstatus", subject="hello").game == "g1"
@@ -185,7 +185,7 @@ def test_a_resolved_step_queues_the_summary_for_everyone_and_the_list(game):
     # the private message is kept as its model (lothar's view now), rendered when it is sent
     assert [list(part) for part in json.loads(last["render"])["parts"]] == [["text"], ["spec"], ["private"]]
     # rendered: the text in that order, and an HTML part that says all of it, the board drawn
-    from pbem.mail.moment import render_row
+    from pbem.mail.letters import render_row
     text, html, files = render_row(game.store, "g1", last["render"], {})
     assert text.index("The judge's answer for lothar") < text.index("Chain head:") < text.index(
         "private message for lothar")
@@ -196,19 +196,19 @@ def test_a_resolved_step_queues_the_summary_for_everyone_and_the_list(game):
 def test_one_transaction_a_failing_answer_leaves_nothing_and_never_stops_the_mail(game, monkeypatch):
     """A message the judge fails on (here its answer cannot be queued) leaves no event and
     no mail, is recorded as seen by its bytes only, and the messages after it are read."""
-    from pbem.mail import ingest
+    from pbem.mail import answer
     before = game.frozen()
-    real = ingest._answer
+    real = answer.queue
 
     def boom(*args, **kwargs):
         raise RuntimeError("disk full")
-    monkeypatch.setattr(ingest, "_answer", boom)
+    monkeypatch.setattr(answer, "queue", boom)
     result = game.send("ani", f"password {game.passwords['ani']}\nseal {default_select(game, 'ani')}")
     assert result.outcome == "failed: disk full" and not result.answered
     assert game.frozen() == before
     seen = game.store.conn.execute("select key, outcome from mail_seen").fetchall()
     assert seen == [(result.key, "failed: disk full")] and result.key.startswith("sha256:")
-    monkeypatch.setattr(ingest, "_answer", real)
+    monkeypatch.setattr(answer, "queue", real)
     assert game.send("alex", "status").answered
 
 

@@ -9,7 +9,7 @@ from email.message import EmailMessage
 import pytest
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 
 
 @pytest.fixture

@@ -157,13 +157,13 @@ def test_the_mails_events_are_read_again_unless_they_end_at_the_head(game):
     events = store.events("g1")
     with store.transaction(), moment(store, "2030-01-01T11:00:00Z"):
         store.memo[("events", "g1", 0)] = events
-        assert judge._events_after(store, "g1", 0, head) is events
+        assert judge.events_after(store, "g1", 0, head) is events
         store.memo[("events", "g1", 0)] = events[:-1]  # stops short of the head
-        assert judge._events_after(store, "g1", 0, head) == events
+        assert judge.events_after(store, "g1", 0, head) == events
         forged = events[:-1] + [events[-1]._replace(hash="0" * 64)]
         store.memo[("events", "g1", 0)] = forged  # ends at the head's seq, not its hash
-        assert judge._events_after(store, "g1", 0, head) == events
-    assert judge._events_after(store, "g1", 0, head) == events  # outside a moment: read
+        assert judge.events_after(store, "g1", 0, head) == events
+    assert judge.events_after(store, "g1", 0, head) == events  # outside a moment: read
 
 
 def test_the_memo_is_dropped_when_the_store_forgets(game):

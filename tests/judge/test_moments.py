@@ -69,9 +69,9 @@ def test_summaries_left_to_the_list(game):
 
 
 def test_the_setting_is_kept_when_the_list_address_changes(game):
-    from pbem.mail import judge
+    from pbem.mail import addresses
     deadlines.set_player_summaries(game.store, "g1", False)
-    judge.set_list(game.store, "g1", "other@lists.example.org")
+    addresses.set_list(game.store, "g1", "other@lists.example.org")
     assert deadlines.settings(game.store, "g1")["player_summaries"] is False
 
 
@@ -161,13 +161,13 @@ def test_a_crash_while_carrying_leaves_the_held_answer(game, monkeypatch):
     from pbem.mail import moment
     game.send("ani", f"password {game.passwords['ani']}\nseal {default_select(game, 'ani')}")
     held = held_rows(game)
-    real = moment._queue
+    real = moment.queue_message
 
     def boom(store, outbox, game_, kind, address, *args):
         if address == "ani@example.org":
             raise RuntimeError("disk full")
         return real(store, outbox, game_, kind, address, *args)
-    monkeypatch.setattr(moment, "_queue", boom)
+    monkeypatch.setattr(moment, "queue_message", boom)
     head = game.store.head("g1")
     for player in ("alex", "frank", "lothar"):
         result = game.send(player, f"password {game.passwords[player]}\nseal {default_select(game, player)}")

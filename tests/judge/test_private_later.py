@@ -10,8 +10,8 @@ import re
 
 import pytest
 
-from pbem.mail import judge
-from pbem.mail.moment import render_row
+from pbem.mail import addresses
+from pbem.mail.letters import render_row
 from pbem.mail.send import render_pending
 from pbem.protocol import commands, reports
 from pbem.render import summary
@@ -88,7 +88,7 @@ def test_the_bodies_are_filled_in_before_sending_and_the_model_leaves_the_row(ga
 def test_a_plain_text_player_gets_no_board_in_html_and_a_late_player_is_told(game):
     """The HTML part of the private message is left out for a player set to --plain (as
     when it was rendered at once); a default applied is said on top of the text."""
-    judge.set_plain(game.store, "g1", "alex", True)
+    addresses.set_plain(game.store, "g1", "alex", True)
     waiting = send_until_private(game)
     for row in waiting:
         player = row["recipient"].split("@")[0]

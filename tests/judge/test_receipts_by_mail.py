@@ -7,7 +7,7 @@ import json
 
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 from pbem.protocol import commands
 from pbem.protocol.canonical import GENESIS_HASH, event_hash
 from pbem.protocol.receipts import read_receipts

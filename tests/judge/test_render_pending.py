@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail.moment import render_row
+from pbem.mail.letters import render_row
 from pbem.mail.send import render_pending
 from pbem.store import outbox
 

@@ -1,4 +1,4 @@
-"""The answer's status line reads only part of ``reports.status``: ``ingest._status`` makes
+"""The answer's status line reads only part of ``reports.status``: ``statusline.status`` makes
 that part alone, the same values at every point of bot-played games of both games (before
 the start, paused, finished), and the public view a moment keeps is the one of its state."""
 
@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import pytest
 
-from pbem.mail import ingest, judge
+from pbem.mail import letters, statusline
 from pbem.mail.moment import moment
-from pbem.protocol import commands, reports
+from pbem.protocol import commands, loading, reports
 from pbem.store import Store
 
 AT = "2024-05-01T12:00:00Z"
@@ -19,8 +19,8 @@ def same_as_status(store, session) -> None:
     head = store.head(session.game_id)
     full = reports.status(session, head)
     expected = {name: full[name] for name in FIELDS if name in full}
-    assert ingest._status(store, session, head) == expected
-    assert ingest._status_text(store, session.game_id, session) == ingest._status_text(
+    assert statusline.status(store, session, head) == expected
+    assert statusline.status_text(store, session.game_id, session) == statusline.status_text(
         store, session.game_id, session, head=head)
 
 
@@ -30,7 +30,7 @@ def test_the_status_line_reads_what_status_says(tmp_path, game_type, players):
     from pbem.render.demo import play_bots
     store = Store(tmp_path / "g.db")
     commands.create_game(store, "g", game_type, players, {}, at=AT, deadline_seconds=86400)
-    same_as_status(store, commands.load(store, "g"))  # before the start
+    same_as_status(store, loading.load(store, "g"))  # before the start
     commands.start_game(store, "g", at=AT)
     count = 0
 
@@ -38,14 +38,14 @@ def test_the_status_line_reads_what_status_says(tmp_path, game_type, players):
         nonlocal count
         same_as_status(store, session)
         with store.transaction(), moment(store, AT):  # the view kept for the moment is the state's
-            first = judge.public_view(store, session)
-            assert judge.public_view(store, session) is first
+            first = letters.public_view(store, session)
+            assert letters.public_view(store, session) is first
             assert first == session.rules.view(session.state, None)
             same_as_status(store, session)
         count += 1
         return False
     play_bots(store, "g", f"m3/{game_type}", until=check, at=AT)
-    session = commands.load(store, "g")
+    session = loading.load(store, "g")
     assert session.finished and count > 30
     same_as_status(store, session)
 
@@ -56,7 +56,7 @@ def test_a_paused_game(game):
     session = game.session()
     assert session.paused
     same_as_status(game.store, session)
-    assert "PAUSED since" in ingest._status_text(game.store, "g1", session)
+    assert "PAUSED since" in statusline.status_text(game.store, "g1", session)
 
 
 def test_a_view_of_another_state_is_not_taken(game):
@@ -64,4 +64,4 @@ def test_a_view_of_another_state_is_not_taken(game):
     session = game.session()
     with store.transaction(), moment(store, AT):
         store.memo[("public_view", "g1", session.seq)] = (object(), {"phase": "forged"})
-        assert judge.public_view(store, session) == session.rules.view(session.state, None)
+        assert letters.public_view(store, session) == session.rules.view(session.state, None)

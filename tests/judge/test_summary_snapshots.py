@@ -8,12 +8,12 @@ import json
 
 import pytest
 
-from pbem.mail import judge
-from pbem.protocol.commands import SEED, held_source
+from pbem.mail import addresses, letters
+from pbem.protocol.loading import SEED, held_source
 from pbem.render import record, summary
 from pbem.render.demo import play_bots
 from pbem.store import Store, audit
-from pbem.store.store import _snapshot_digest
+from pbem.store.snapshots import snapshot_digest
 
 AT = "2030-01-01T10:00:00Z"
 PLAYERS = {"tortuga": ["ani", "alex", "frank"], "tortuga1667": ["ani", "alex", "frank", "lothar", "mary"]}
@@ -33,8 +33,8 @@ def played(request, tmp_path_factory):
     game_type = request.param
     store = Store(tmp_path_factory.mktemp("summaries") / "judge.db")
     players = PLAYERS[game_type]
-    judge.create_game(store, "g", game_type, players, {}, {p: f"{p}@example.org" for p in players},
-                      "table@lists.example.org", at=AT, start=True)
+    addresses.create_game(store, "g", game_type, players, {}, {p: f"{p}@example.org" for p in players},
+                          "table@lists.example.org", at=AT, start=True)
     play_bots(store, "g", f"snapshots/{game_type}", at=AT)
     return store, summary_specs(store, "g")
 
@@ -57,7 +57,7 @@ def test_every_summary_reads_as_a_full_replay_does(played):
     kept = store.conn.execute("select count(*) from snapshots where game = 'g'").fetchone()[0]
     assert kept >= 3, "the last snapshot of each finished round is kept"
     for spec in rounds:
-        assert judge.materialize(store, "g", json.dumps(spec)) == (*full_replay(store, "g", spec), []), spec
+        assert letters.materialize(store, "g", json.dumps(spec)) == (*full_replay(store, "g", spec), []), spec
 
 
 def test_a_later_round_starts_from_a_snapshot_not_the_first_event(played, monkeypatch):
@@ -70,7 +70,7 @@ def test_a_later_round_starts_from_a_snapshot_not_the_first_event(played, monkey
         seen.append(after)
         return real(game, after, upto)
     monkeypatch.setattr(store, "events", events)
-    judge.materialize(store, "g", json.dumps(spec))
+    letters.materialize(store, "g", json.dumps(spec))
     assert seen and min(seen) > 0
 
 
@@ -81,7 +81,7 @@ def test_without_snapshots_every_summary_is_the_same(played, tmp_path):
     bare = Store(copy)
     bare.conn.execute("delete from snapshots")
     for spec in specs:
-        assert judge.materialize(bare, "g", json.dumps(spec)) == judge.materialize(store, "g", json.dumps(spec))
+        assert letters.materialize(bare, "g", json.dumps(spec)) == letters.materialize(store, "g", json.dumps(spec))
     assert audit.audit_store(bare, "g")["ok"]
 
 
@@ -101,7 +101,7 @@ def test_audit_checks_every_kept_snapshot(played, tmp_path):
     changed = json.dumps(data)
     # with a digest that fits: only a replay can tell
     tampered.conn.execute("update snapshots set state = ?, digest = ? where game = 'g' and seq = ?",
-                          [changed, _snapshot_digest("g", seq, tampered.hash_at("g", seq), changed), seq])
+                          [changed, snapshot_digest("g", seq, tampered.hash_at("g", seq), changed), seq])
     report = audit.audit_store(tampered, "g")
     assert not report["ok"] and report["bad_seq"] == seq and "snapshot differs" in report["problem"]
     tampered.conn.execute("update snapshots set state = 'x' where game = 'g' and seq = ?", [seq])

@@ -10,7 +10,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from pbem.mail import deadlines, failures, judge
+from pbem.mail import addresses, deadlines, failures, letters
 from pbem.mail.config import MailConfig
 from pbem.mail.send import send_due
 from pbem.store import outbox
@@ -82,7 +82,7 @@ def moderated(make_judge):
     """g1 (24h deadlines, reminders 6h before, 1h grace) with a moderator address."""
     def make(**kw):
         game = make_judge(deadline_seconds=DAY, deadlines={"remind": 6 * HOUR, "grace": HOUR}, **kw)
-        judge.set_moderator(game.store, "g1", MODERATOR)
+        addresses.set_moderator(game.store, "g1", MODERATOR)
         return game
     return make
 
@@ -266,7 +266,7 @@ def test_mail_from_the_player_or_a_new_address_clears_the_mark(moderated):
     outbox.mark_sent(game.store, rows(game, recipient="ani@example.org")[0]["id"], when(0))
     pipeline.ingest(game.store, other, when(2), ("judge@example.org",))
     assert failures.is_dead(game.store, "ani@example.org")
-    judge.register(game.store, "g1", "ani", "ani@example.org", at=when(3))
+    addresses.register(game.store, "g1", "ani", "ani@example.org", at=when(3))
     assert not failures.is_dead(game.store, "ani@example.org")
 
 
@@ -328,7 +328,7 @@ def test_a_failing_list_address_is_told_to_the_moderator_and_a_failing_moderator
     server = refusing({"table@lists.example.org": "550 5.1.1 no such list",
                        MODERATOR: "550 5.1.1 <mod> gone"})
     with game.store.transaction():  # something for the list to carry
-        judge.queue_summary(game.store, game.session(), 1, when(0))
+        letters.queue_summary(game.store, game.session(), 1, when(0))
     send_due(game.store, config(server.port), when(0))
     # the list: the moderator is mailed, with what helps; players' mail is untouched
     [notice] = [r for r in game.outbox() if r["recipient"] == MODERATOR and "list" in r["subject"]]
@@ -347,6 +347,6 @@ def test_a_failing_list_address_is_told_to_the_moderator_and_a_failing_moderator
     assert lines[1].startswith(f"the moderator <{MODERATOR}>: MAIL NOT DELIVERED; failing since")
     assert "try: pbem address g1 --moderator NEW-ADDRESS" in lines[1]
     # the moderator gives the list address again: tried afresh
-    judge.set_list(game.store, "g1", "table@lists.example.org")
-    judge.set_moderator(game.store, "g1", MODERATOR)
+    addresses.set_list(game.store, "g1", "table@lists.example.org")
+    addresses.set_moderator(game.store, "g1", MODERATOR)
     assert failures.for_game(game.store, "g1") == []

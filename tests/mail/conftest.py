@@ -202,7 +202,7 @@ class Cli:
     """``cli("mail", "outbox")``: the command line in-process; returns click's Result."""
 
     def __init__(self):
-        from pbem.cli.app import app
+        from pbem.cli.program import app
         self.app = app
         self.runner = CliRunner()
 

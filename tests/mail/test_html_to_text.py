@@ -8,7 +8,7 @@ from hypothesis import strategies as st
 
 from pbem.mail.message import command_lines, html_to_text
 from pbem.protocol.armour import extract_blocks
-from pbem.protocol.commands import submission_block
+from pbem.protocol.offline import submission_block
 from pbem.protocol.signing import generate_keypair
 
 HASH = "6ba2c455e9867799af69e2e788fbab5a4810c6e2de3be46adc0cf59f649017ac"

@@ -227,7 +227,7 @@ def test_export_and_audit_leave_the_outbox_out(cli, store):
 
 
 def _mail_commands() -> list[tuple[str, str]]:
-    from pbem.cli.app import app
+    from pbem.cli.program import app
 
     found = []
     for group in app.registered_groups:

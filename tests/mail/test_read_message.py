@@ -16,7 +16,7 @@ from hypothesis import strategies as st
 
 from pbem.mail.message import Incoming, MailError, command_lines, read_message
 from pbem.protocol.armour import extract_blocks
-from pbem.protocol.commands import submission_block
+from pbem.protocol.offline import submission_block
 from pbem.protocol.signing import generate_keypair
 
 JUDGE = "judge@pbem.example.org"

@@ -23,7 +23,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.mail import judge, service
+from pbem.mail import addresses, service
 from pbem.mail.config import MailConfig
 from pbem.store import Store, outbox
 from pbem.store.lock import DatabaseLock, LockHeld
@@ -45,9 +45,9 @@ def make_game(db: Path, start: bool = True) -> dict[str, str]:
     """g1 (ani, alex) created at T0 with addresses, a day per request, reminders 6h before,
     an hour of grace; returns the mail passwords from the welcome messages."""
     with Store(db) as store:
-        judge.create_game(store, "g1", "tortuga", ["ani", "alex"], {},
-                          {"ani": "ani@example.org", "alex": "alex@example.org"}, None, at=T0,
-                          deadline_seconds=DAY, deadlines={"remind": 6 * 3600, "grace": 3600}, start=start)
+        addresses.create_game(store, "g1", "tortuga", ["ani", "alex"], {},
+                              {"ani": "ani@example.org", "alex": "alex@example.org"}, None, at=T0,
+                              deadline_seconds=DAY, deadlines={"remind": 6 * 3600, "grace": 3600}, start=start)
         return {r.recipient.split("@")[0]: re.search(r"password for this game: (\S+)", r.body_text).group(1)
                 for r in outbox.listing(store)}
 
@@ -427,7 +427,7 @@ def test_without_the_picture_renderer_the_run_says_why_once(private_environment,
     server = smtp_server()
     make_game(private_environment)
     monkeypatch.setitem(sys.modules, "resvg_py", None)  # as if pbem[mail] were not installed
-    pictures._available.cache_clear()
+    pictures.available.cache_clear()
     store = Store(private_environment)
     config = MailConfig(judge_address="judge@example.org", smtp_host="127.0.0.1", smtp_port=server.port,
                         security="plain")
@@ -435,13 +435,13 @@ def test_without_the_picture_renderer_the_run_says_why_once(private_environment,
 
     def more_mail():  # a new private message at the next pass: its pictures are left out too
         with Store(private_environment) as other:
-            judge.register(other, "g1", "ani", "ani@example.org", at=T0, new_password=True)
+            addresses.register(other, "g1", "ani", "ani@example.org", at=T0, new_password=True)
     notes, stop = [], Passes(3, {1: more_mail})
     try:
         service.run(store, config, clock=lambda: at["now"], stop=stop, report=notes.append, every=60,
                     monotonic=lambda: stop.now)
     finally:
-        pictures._available.cache_clear()
+        pictures.available.cache_clear()
         store.close()
     said = [n.item for n in notes if n.step == "send" and n.kind == "note"]
     assert len(said) == 1 and "resvg-py is not installed" in said[0]

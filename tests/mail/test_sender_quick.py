@@ -20,30 +20,30 @@ near = st.one_of(bare, st.text(ATEXT + ".@ <>\"(),;:[]\\é", max_size=30),
 
 
 def slow(raw: str):
-    """message._sender with the quick path taken away."""
-    pattern = message._BARE_ADDRESS
-    message._BARE_ADDRESS = re.compile(r"(?!)")
+    """message.read_sender with the quick path taken away."""
+    pattern = message.BARE_ADDRESS
+    message.BARE_ADDRESS = re.compile(r"(?!)")
     try:
-        return message._sender(None, {"from": [raw]})
+        return message.read_sender(None, {"from": [raw]})
     finally:
-        message._BARE_ADDRESS = pattern
+        message.BARE_ADDRESS = pattern
 
 
 @settings(max_examples=500, deadline=None)
 @given(bare)
 def test_a_bare_address_is_read_as_getaddresses_reads_it(raw):
-    assert message._BARE_ADDRESS.fullmatch(raw)
-    assert message._sender(None, {"from": [raw]}) == slow(raw) == (raw.lower(), "")
+    assert message.BARE_ADDRESS.fullmatch(raw)
+    assert message.read_sender(None, {"from": [raw]}) == slow(raw) == (raw.lower(), "")
 
 
 @settings(max_examples=500, deadline=None)
 @given(near)
 def test_anything_else_as_before(raw):
-    assert message._sender(None, {"from": [raw]}) == slow(raw)
+    assert message.read_sender(None, {"from": [raw]}) == slow(raw)
 
 
 def test_the_usual_forms():
     for raw in ("Ani <ani@example.org>", "ani@example.org (Ani)", '"a b"@example.org', "ani@[127.0.0.1]",
                 "ani@example.org.", "=?utf-8?q?Ani?= <ani@example.org>", "ANI@Example.ORG"):
-        assert message._sender(None, {"from": [raw]}) == slow(raw)
-    assert message._sender(None, {"from": ["ANI@Example.ORG"]}) == ("ani@example.org", "")
+        assert message.read_sender(None, {"from": [raw]}) == slow(raw)
+    assert message.read_sender(None, {"from": ["ANI@Example.ORG"]}) == ("ani@example.org", "")

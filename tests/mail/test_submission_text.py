@@ -6,7 +6,7 @@ import pytest
 
 from pbem.mail.message import submission_text
 from pbem.protocol.armour import ArmourError, extract_blocks
-from pbem.protocol.commands import submission_block
+from pbem.protocol.offline import submission_block
 
 HASH = "6ba2c455e9867799af69e2e788fbab5a4810c6e2de3be46adc0cf59f649017ac"
 

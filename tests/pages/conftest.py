@@ -17,8 +17,8 @@ from types import SimpleNamespace
 import pytest
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
-from pbem.protocol import commands
+from pbem.cli.program import app
+from pbem.protocol import commands, loading, offline, submissions
 from pbem.protocol.canonical import GENESIS_HASH, event_hash
 from pbem.protocol.signing import generate_keypair
 from pbem.render.demo import new_bot_game, play_bots
@@ -88,7 +88,7 @@ def signed_export(tmp_path: Path, moves: int | None = 40, game_type: str = "tort
     keys = {p: generate_keypair() for p in names}
     commands.create_game(store, "signed", game_type, names, {}, require_signatures=True,
                          keys={p: pub for p, (_, pub) in keys.items()}, start=True, at=AT)
-    session = commands.load(store, "signed")
+    session = loading.load(store, "signed")
     bots = {p: session.rules.bot(f"signed/{p}", "random") for p in names}
     count = 0
     while not session.finished and (moves is None or count < moves):
@@ -98,11 +98,11 @@ def signed_export(tmp_path: Path, moves: int | None = 40, game_type: str = "tort
             held = {}
             for player in step.owes_commit():
                 sealed = commands.seal(session, player, bots[player].choose(session.state, player, step.kind))
-                held[player] = commands.signed_blocks(sealed, keys[player][0])
-                session = commands.load(store, "signed")
-                commands.submit(store, "signed", held[player]["commit"], at=AT)
+                held[player] = offline.signed_blocks(sealed, keys[player][0])
+                session = loading.load(store, "signed")
+                submissions.submit(store, "signed", held[player]["commit"], at=AT)
             for blocks in held.values():
-                commands.submit(store, "signed", blocks["reveal"], at=AT)
+                submissions.submit(store, "signed", blocks["reveal"], at=AT)
         else:
             request = session.pending()[0]
             choice = bots[request.player].choose(session.state, request.player, request.kind)
@@ -113,9 +113,9 @@ def signed_export(tmp_path: Path, moves: int | None = 40, game_type: str = "tort
                         break
                     except Exception:  # noqa: BLE001 - not legal now: the bot's own choice stands
                         continue
-            block = commands.signed_decision(session, request.player, choice, keys[request.player][0])
-            commands.submit(store, "signed", block, at=AT)
-        session = commands.load(store, "signed")
+            block = offline.signed_decision(session, request.player, choice, keys[request.player][0])
+            submissions.submit(store, "signed", block, at=AT)
+        session = loading.load(store, "signed")
     return export_of(store, "signed")
 
 
@@ -234,10 +234,10 @@ def tortuga_in_play(tmp_path: Path):
     new_bot_game(store, "inplay", ["ani", "alex", "frank"], at=AT)
     play_bots(store, "inplay", "secrecy", at=AT, until=lambda s: s.state.round >= 2 and s.sealed is not None
               and not s.sealed.commits)
-    session = commands.load(store, "inplay")
+    session = loading.load(store, "inplay")
     kind = session.sealed.kind
     commands.commit_for_player(store, "inplay", "ani", session.rules.default(session.state, "ani", kind), at=AT)
-    sealed = commands.seal(commands.load(store, "inplay"), "alex", session.rules.default(session.state, "alex", kind))
+    sealed = commands.seal(loading.load(store, "inplay"), "alex", session.rules.default(session.state, "alex", kind))
     commands.commit(store, "inplay", "alex", sealed["commitment"], (sealed["round"], sealed["step"]), at=AT)
     with store.transaction():
         for player in ("ani", "alex", "frank"):
@@ -253,7 +253,7 @@ def t1667_in_play(tmp_path: Path):
     new_bot_game(store, "vote", names, game_type="tortuga1667", at=AT)
     play_bots(store, "vote", "secrecy", at=AT,
               until=lambda s: s.sealed is not None and s.sealed.anonymous and not s.sealed.commits)
-    session = commands.load(store, "vote")
+    session = loading.load(store, "vote")
     assert session.sealed is not None, "the bots finished the game without a vote"
     bots = {p: session.rules.bot(f"v/{p}") for p in names}
     held = []
@@ -263,6 +263,6 @@ def t1667_in_play(tmp_path: Path):
         held.append(sealed)
     for sealed in held[:-1]:  # the last voter has not revealed: no batch yet
         commands.reveal(store, "vote", sealed["player"], sealed["choice"], sealed["salt"], at=AT)
-    session = commands.load(store, "vote")
+    session = loading.load(store, "vote")
     private = {p: session.rules.view(session.state, p) for p in names}
     return store, "vote", [s["salt"] for s in held] + secrets_of(store, "vote"), private

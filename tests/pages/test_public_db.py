@@ -11,7 +11,7 @@ import sqlite3
 import pytest
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 from pbem.render import public_db
 
 TABLES = ["game", "players", "events", "commitments", "reveals", "rounds", "votes", "results"]

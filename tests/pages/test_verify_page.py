@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 from pbem.protocol.canonical import canonical_json
 
 ROOT = Path(__file__).resolve().parents[2]

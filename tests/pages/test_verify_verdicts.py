@@ -404,7 +404,7 @@ def test_an_mbox_without_a_head_of_the_game_is_no_verdict(pages, page):
 def _game_with_discretion(tmp) -> str:
     """A Tortuga game with a pause, two extensions (one asked by a player), a replacement and
     a stand-in playing a seat, played to its end by bots."""
-    from pbem.protocol import away, commands
+    from pbem.protocol import away, commands, loading
     from pbem.store import Store
     store = Store(tmp / "discretion.db", create=True)
     commands.create_game(store, "g1", "tortuga", ["ani", "alex", "frank"], {}, deadline_seconds=86400, start=True,
@@ -418,7 +418,7 @@ def _game_with_discretion(tmp) -> str:
     # the moderator's new deadline for what is overdue by now (§16)
     away.extend(store, "g1", until="2030-01-09T00:00:00Z", reason="overdue, a new deadline", at="2030-01-05T00:00:00Z")
     for _ in range(3000):
-        session = commands.load(store, "g1")
+        session = loading.load(store, "g1")
         if session.finished:
             break
         player, _what, sealed, _ = session.owed()[0]
@@ -426,7 +426,7 @@ def _game_with_discretion(tmp) -> str:
         choice = session.rules.bot(f"bot/{player}", "random").choose(session.state, player, request.kind)
         (commands.commit_for_player if sealed else commands.decide)(store, "g1", player, choice,
                                                                    at="2030-01-05T01:00:00Z")
-    assert commands.load(store, "g1").finished
+    assert loading.load(store, "g1").finished
     from pbem.store import export_lines
     return "".join(export_lines(store.events("g1")))
 
@@ -449,7 +449,7 @@ def test_the_judges_discretion_is_in_the_verdict_as_the_audit_words_it(pages, pa
 def _signed_with_a_replacement(tmp) -> tuple[list[dict], str]:
     """A signed Tortuga game in play in which alex's seat passed to a new person with a new
     key (a `replaced` event); returns the export's rows and alex's former secret key."""
-    from pbem.protocol import away, commands
+    from pbem.protocol import away, commands, loading, offline, submissions
     from pbem.store import Store, export_lines
     store = Store(tmp / "replaced.db", create=True)
     names = ["ani", "alex", "frank"]
@@ -459,7 +459,7 @@ def _signed_with_a_replacement(tmp) -> tuple[list[dict], str]:
     former = keys["alex"][0]
 
     def play(moves: int) -> None:
-        session = commands.load(store, "signed")
+        session = loading.load(store, "signed")
         bots = {p: session.rules.bot(f"replaced/{p}", "random") for p in names}
         for _ in range(moves):
             step = session.sealed
@@ -467,18 +467,18 @@ def _signed_with_a_replacement(tmp) -> tuple[list[dict], str]:
                 held = {}
                 for player in step.owes_commit():
                     sealed = commands.seal(session, player, bots[player].choose(session.state, player, step.kind))
-                    held[player] = commands.signed_blocks(sealed, keys[player][0])
-                    commands.submit(store, "signed", held[player]["commit"], at="2030-01-01T00:00:00Z")
-                    session = commands.load(store, "signed")
+                    held[player] = offline.signed_blocks(sealed, keys[player][0])
+                    submissions.submit(store, "signed", held[player]["commit"], at="2030-01-01T00:00:00Z")
+                    session = loading.load(store, "signed")
                 for blocks in held.values():
-                    commands.submit(store, "signed", blocks["reveal"], at="2030-01-01T00:00:00Z")
+                    submissions.submit(store, "signed", blocks["reveal"], at="2030-01-01T00:00:00Z")
             else:
                 request = session.pending()[0]
                 choice = bots[request.player].choose(session.state, request.player, request.kind)
-                commands.submit(store, "signed", commands.signed_decision(session, request.player, choice,
+                submissions.submit(store, "signed", offline.signed_decision(session, request.player, choice,
                                                                           keys[request.player][0]),
                                 at="2030-01-01T00:00:00Z")
-            session = commands.load(store, "signed")
+            session = loading.load(store, "signed")
     play(6)
     keys["alex"] = generate_keypair()
     away.replace(store, "signed", "alex", key=keys["alex"][1], reason="alex left", at="2030-01-01T00:00:00Z")

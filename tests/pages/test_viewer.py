@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 from pbem.render import viewer
 from pbem.store import Store
 
@@ -213,7 +213,7 @@ def test_a_1667_page_in_play_holds_no_secret(pages):
 
 def test_the_log_says_what_each_pause_extension_replacement_and_stand_in_move_was(tmp_path):
     """§16's events each get their own line in the viewer's log, from their public data."""
-    from pbem.protocol import away, commands
+    from pbem.protocol import away, commands, loading
     from pbem.store import Store
     store = Store(tmp_path / "g.db")
     commands.create_game(store, "g1", "tortuga", ["ani", "alex", "frank"], {}, deadline_seconds=86400, start=True,
@@ -226,7 +226,7 @@ def test_the_log_says_what_each_pause_extension_replacement_and_stand_in_move_wa
     for _ in range(100):  # the others play on until the stand-in has moved for ani
         if any(e.data.get("by") == "stand-in" for e in store.events("g1")):
             break
-        session = commands.load(store, "g1")
+        session = loading.load(store, "g1")
         player, _what, sealed, _ = session.owed()[0]
         request = next(r for r in session.requests_of(player) if r.sealed == sealed)
         choice = session.rules.bot(f"bot/{player}", "random").choose(session.state, player, request.kind)

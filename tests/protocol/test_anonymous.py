@@ -9,7 +9,7 @@ import secrets
 import pytest
 
 from pbem.games.tortuga1667.bots import RandomBot
-from pbem.protocol import commands, reports
+from pbem.protocol import commands, loading, offline, reports, submissions
 from pbem.protocol.anonymous import batch_digest
 from pbem.protocol.canonical import GENESIS_HASH, event_hash
 from pbem.protocol.errors import Refused
@@ -48,7 +48,7 @@ class Driver:
         self.outcomes: list[dict] = []
 
     def session(self):
-        return commands.load(self.store, self.game)
+        return loading.load(self.store, self.game)
 
     def export(self) -> str:
         return "".join(export_lines(self.store.events(self.game)))
@@ -428,22 +428,22 @@ def test_a_signed_game_keeps_signatures_private_until_the_end(tmp_path):
         step = session.sealed
         if step is None:
             request = session.pending()[0]
-            block = commands.signed_decision(session, request.player,
+            block = offline.signed_decision(session, request.player,
                                              driver.choose(session, request.player, request.kind),
                                              pairs[request.player][0])
-            commands.submit(store, "g", block, at=AT)
+            submissions.submit(store, "g", block, at=AT)
             continue
         blocks = {}
         for player in step.waiting:
             sealed = commands.seal(session, player, driver.choose(session, player, step.kind))
-            blocks[player] = commands.signed_blocks(sealed, pairs[player][0])
-            commands.submit(store, "g", blocks[player]["commit"], at=AT)
+            blocks[player] = offline.signed_blocks(sealed, pairs[player][0])
+            submissions.submit(store, "g", blocks[player]["commit"], at=AT)
         for player in step.waiting:
-            done = commands.submit(store, "g", blocks[player]["reveal"], at=AT)
+            done = submissions.submit(store, "g", blocks[player]["reveal"], at=AT)
             assert done[0]["held"] and "applied" not in done[0]
             if not repeated:  # the same block again (a mail processed twice), before the batch
                 before = state_of(store)
-                again = commands.submit(store, "g", blocks[player]["reveal"], at=AT)
+                again = submissions.submit(store, "g", blocks[player]["reveal"], at=AT)
                 assert again[0]["already_recorded"] and state_of(store) == before
                 repeated = True
     else:

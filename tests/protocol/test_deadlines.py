@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from pbem.games.tortuga.model import LETTERS, SKULL
-from pbem.protocol import commands, reports
+from pbem.protocol import commands, loading, reports
 from pbem.protocol.errors import Refused
 from pbem.protocol.anonymous import held_in
 from pbem.protocol.session import Session
@@ -44,7 +44,7 @@ def last_reveal_opens_step_2(tmp_path):
     store = Store(tmp_path / "g.db")
     commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, deadline_seconds=HOURS48,
                          start=True, at=at(0))
-    session = commands.load(store, "g")
+    session = loading.load(store, "g")
     sealed = {p: commands.seal(session, p, one_action_die(session, p)) for p in ("ani", "alex")}
     commands.commit(store, "g", "ani", sealed["ani"]["commitment"], at=at(1))
     commands.commit(store, "g", "alex", sealed["alex"]["commitment"], at=at(2))
@@ -56,7 +56,7 @@ def last_reveal_opens_step_2(tmp_path):
 
 def test_the_last_revealer_is_due_48h_after_the_next_step_opens(last_reveal_opens_step_2):
     store = last_reveal_opens_step_2
-    session = commands.load(store, "g")
+    session = loading.load(store, "g")
     assert (session.sealed.round, session.sealed.step) == (1, 2)
     due = {w["player"]: (w["since"], w["due"]) for w in reports.waiting(session)}
     assert due == {"ani": (at(50), at(98)), "alex": (at(50), at(98))}

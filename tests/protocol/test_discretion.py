@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from pbem.protocol import commands
+from pbem.protocol import commands, offline, submissions
 from pbem.protocol.canonical import GENESIS_HASH, event_hash
 from pbem.protocol.errors import Refused
 from pbem.protocol.signing import generate_keypair
@@ -46,13 +46,13 @@ def test_a_signed_game_takes_only_signed_client_seeds(signed):
     with pytest.raises(Refused, match="client seeds too: ani makes a signed block with pbem client-seed g ani"):
         commands.add_client_seed(store, "g", "ani", "ground offline", at=T0)
     assert rows_of(store) == before  # nothing changed
-    block = commands.client_seed_block("g", "ani", "ani's own words", keys["ani"][0])
-    done = commands.submit(store, "g", "> " + block.replace("\n", "\n> "), at=T0)  # quoted in a reply
+    block = offline.client_seed_block("g", "ani", "ani's own words", keys["ani"][0])
+    done = submissions.submit(store, "g", "> " + block.replace("\n", "\n> "), at=T0)  # quoted in a reply
     assert done[0]["kind"] == "client_seed" and not done[0]["already_recorded"]
-    assert commands.submit(store, "g", block, at=T0)[0]["already_recorded"]
-    forged = commands.client_seed_block("g", "ani", "the judge's choice", keys["alex"][0])  # alex's key
+    assert submissions.submit(store, "g", block, at=T0)[0]["already_recorded"]
+    forged = offline.client_seed_block("g", "ani", "the judge's choice", keys["alex"][0])  # alex's key
     with pytest.raises(Refused, match="signature on ani's client_seed is not valid"):
-        commands.submit(store, "g", forged, at=T0)
+        submissions.submit(store, "g", forged, at=T0)
     commands.start_game(store, "g", at=T0)
     rows = rows_of(store)
     assert audit.audit_file(rechain(json.loads(json.dumps(rows))))["verdict"] == "INCOMPLETE"

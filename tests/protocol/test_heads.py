@@ -42,7 +42,7 @@ def test_an_mbox_is_decoded_and_only_messages_naming_the_game_are_read():
 def test_cli_heads_file_without_heads_is_a_usage_error(tmp_path):
     from typer.testing import CliRunner
 
-    from pbem.cli.app import app
+    from pbem.cli.program import app
     export = tmp_path / "g.jsonl"
     export.write_text((__import__("pathlib").Path(__file__).parents[2] / "examples/games/two-players.jsonl").read_text())
     empty = tmp_path / "nothing.txt"
@@ -62,7 +62,7 @@ def test_cli_heads_file_without_heads_is_a_usage_error(tmp_path):
 def test_cli_a_missing_heads_or_receipt_file_is_a_usage_error(tmp_path):
     from typer.testing import CliRunner
 
-    from pbem.cli.app import app
+    from pbem.cli.program import app
     export = __import__("pathlib").Path(__file__).parents[2] / "examples/games/two-players.jsonl"
     for option in ("--heads", "--receipt"):
         result = CliRunner().invoke(app, ["audit", "--file", str(export), option, str(tmp_path / "gone.txt")])

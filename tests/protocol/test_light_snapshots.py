@@ -12,21 +12,21 @@ from pathlib import Path
 import pytest
 
 from pbem.cli.game import _cached_status
-from pbem.protocol import commands, reports
-from pbem.protocol.commands import FULL_SNAPSHOT_EVERY
+from pbem.protocol import commands, loading, reports, writing
+from pbem.protocol.cache import FULL_SNAPSHOT_EVERY
 from pbem.protocol.errors import Damaged
 from pbem.protocol.session import Session
 from pbem.protocol.snapshot import SNAPSHOT_VERSION
 from pbem.store import Store, audit
-from pbem.store.store import _snapshot_digest
+from pbem.store.snapshots import snapshot_digest
 
 AT = "2024-05-01T12:00:00Z"
 PLAYERS = {"tortuga": ["ani", "alex", "frank"], "tortuga1667": ["ani", "bo", "cy", "dee", "eve"]}
 
 
 def fresh(store, game="g") -> Session:
-    seed = bytes.fromhex(store.get_secret(game, commands.SEED))
-    return Session.replay(game, store.events(game), seed, held=commands.held_source(store, game))
+    seed = bytes.fromhex(store.get_secret(game, loading.SEED))
+    return Session.replay(game, store.events(game), seed, held=loading.held_source(store, game))
 
 
 def commands_of_a_game(store, game_type: str, seed: str):
@@ -34,7 +34,7 @@ def commands_of_a_game(store, game_type: str, seed: str):
     from pbem.games import get
     commands.create_game(store, "g", game_type, PLAYERS[game_type], {}, start=True, at=AT)
     yield
-    session = commands.load(store, "g")
+    session = loading.load(store, "g")
     bots = {p: get(game_type).bot(f"{seed}/{p}", "random") for p in session.players}
     while not session.finished:
         step = session.sealed
@@ -80,7 +80,7 @@ def test_loaded_from_its_snapshots_a_game_is_its_full_replay_at_every_event(tmp_
         read_after = []
         real = other.events
         other.events = lambda game, after=0, upto=None: (read_after.append(after), real(game, after, upto))[1]
-        loaded = commands.load(other, "g", for_write=True)
+        loaded = loading.load(other, "g", for_write=True)
         replayed = fresh(store)
         assert loaded.to_json() == replayed.to_json()
         assert read_after == [newest_full], "the events after the newest full snapshot, no more"
@@ -122,7 +122,7 @@ def test_a_light_snapshot_with_another_status_is_found_by_the_audit(played):
     data["status"]["phase"] = "over"
     changed = json.dumps(data)
     store.conn.execute("update snapshots set state = ?, digest = ? where game = 'g' and seq = ?",
-                       [changed, _snapshot_digest("g", seq, store.hash_at("g", seq), changed), seq])
+                       [changed, snapshot_digest("g", seq, store.hash_at("g", seq), changed), seq])
     report = audit.audit_store(store, "g")
     assert not report["ok"] and report["bad_seq"] == seq and "snapshot differs" in report["problem"], report
 
@@ -134,7 +134,7 @@ def test_a_light_snapshot_changed_without_its_digest_stops_reads_and_writes(play
                        [text.replace('"phase":"play"', '"phase":"over"'), seq])
     assert _cached_status(store, "g") is None
     with pytest.raises(Damaged, match=f"event {seq}: the cached snapshot"):
-        commands.load(store, "g", for_write=True)
+        loading.load(store, "g", for_write=True)
     report = audit.audit_store(store, "g")
     assert not report["ok"] and report["bad_seq"] == seq and "changed after it was written" in report["problem"]
 
@@ -147,7 +147,7 @@ def test_a_light_snapshot_that_is_not_one_is_damage(played, text):
     store.put_snapshot("g", seq, text, full=False)
     assert _cached_status(store, "g") is None
     with pytest.raises(Damaged, match=f"event {seq}: the cached snapshot cannot be read"):
-        commands.load(store, "g", for_write=True)
+        loading.load(store, "g", for_write=True)
     report = audit.audit_store(store, "g")
     assert not report["ok"] and report["bad_seq"] == seq and "cannot be read" in report["problem"], report
 
@@ -156,7 +156,7 @@ def test_a_snapshot_marked_with_the_wrong_kind_is_found(played):
     store, seq = played
     store.conn.execute("update snapshots set full = 1 where game = 'g' and seq = ?", [seq])
     with pytest.raises(Damaged, match=f"event {seq}: the cached snapshot cannot be read"):
-        commands.load(store, "g", for_write=True)
+        loading.load(store, "g", for_write=True)
     report = audit.audit_store(store, "g")
     assert not report["ok"] and report["bad_seq"] == seq and "snapshot differs" in report["problem"], report
     store.conn.execute("update snapshots set full = 0 where game = 'g'")  # every one light now
@@ -186,20 +186,20 @@ def test_a_summary_never_starts_from_a_light_snapshot_marked_full(played):
 @pytest.mark.parametrize("drop", ["full = 1", "full = 0", "1"])
 def test_dropping_snapshots_changes_nothing_but_speed(played, drop):
     store, seq = played
-    before = (commands.load(Store(store.path), "g").to_json(), _cached_status(store, "g"))
+    before = (loading.load(Store(store.path), "g").to_json(), _cached_status(store, "g"))
     store.conn.execute(f"delete from snapshots where {drop}")
     other = Store(store.path)
-    assert commands.load(other, "g", for_write=True).to_json() == before[0] == fresh(store).to_json()
+    assert loading.load(other, "g", for_write=True).to_json() == before[0] == fresh(store).to_json()
     assert _cached_status(other, "g") in (before[1], None)  # None: read the long way
     assert audit.audit_store(other, "g")["ok"]
-    session = commands.load(other, "g")
+    session = loading.load(other, "g")
     request = session.pending()[0]
     if request.sealed:
         sealed = commands.seal(session, request.player, request.default)
         commands.commit(other, "g", request.player, sealed["commitment"], at=AT)
     else:
         commands.decide(other, "g", request.player, request.default, at=AT)
-    assert commands.load(Store(store.path), "g").to_json() == fresh(store).to_json()
+    assert loading.load(Store(store.path), "g").to_json() == fresh(store).to_json()
     assert audit.audit_store(other, "g")["ok"]
 
 
@@ -209,13 +209,13 @@ def test_a_write_that_adds_no_event_keeps_the_full_snapshot_at_the_head(tmp_path
     store = Store(tmp_path / "g.db")
     commands.create_game(store, "g", "tortuga1667", PLAYERS["tortuga1667"], {}, start=True, at=AT)
     assert rows(store) == [(2, 1, 1)]
-    commands._write(store, "g", lambda session: [], AT)
+    writing.write(store, "g", lambda session: [], AT)
     assert rows(store) == [(2, 1, 1)]
-    session = commands.load(store, "g")
+    session = loading.load(store, "g")
     request = session.pending()[0]
     commands.decide(store, "g", request.player, request.default, at=AT)
     assert [full for _seq, full, _round in rows(store)] == [1, 0]
-    commands._write(store, "g", lambda session: [], AT)
+    writing.write(store, "g", lambda session: [], AT)
     assert [full for _seq, full, _round in rows(store)] == [1, 0]
     assert audit.audit_store(store, "g")["ok"]
 
@@ -242,7 +242,7 @@ def test_snapshots_written_before_light_ones_existed_are_full(tmp_path):
     other_events = []
     real = store.events
     store.events = lambda game, after=0, upto=None: (other_events.append(after), real(game, after, upto))[1]
-    loaded = commands.load(store, "g")
+    loaded = loading.load(store, "g")
     assert other_events == [seq]
     assert loaded.to_json() == fresh(store).to_json() and audit.audit_store(store, "g")["ok"]
 

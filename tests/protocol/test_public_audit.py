@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from pbem.protocol import commands
+from pbem.protocol import commands, loading
 from pbem.store import audit
 from pbem.protocol.canonical import GENESIS_HASH, event_hash
 from pbem.protocol.signing import generate_keypair
@@ -43,7 +43,7 @@ def mid_step(tmp_path):
     """All three have committed in step 1.1 and ani has revealed."""
     store = Store(tmp_path / "g.db")
     commands.create_game(store, "g", "tortuga", PLAYERS, {}, start=True, at=AT)
-    session = commands.load(store, "g")
+    session = loading.load(store, "g")
     sealed = {}
     for p in PLAYERS:
         sealed[p] = commands.seal(session, p, session.rules.default(session.state, p, "select"))

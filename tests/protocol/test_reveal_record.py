@@ -6,7 +6,7 @@ import copy
 
 import pytest
 
-from pbem.protocol import commands
+from pbem.protocol import commands, loading
 from pbem.protocol.commit import make_commitment
 from pbem.protocol.errors import AuditFailure
 from pbem.protocol.session import Session
@@ -22,7 +22,7 @@ def revealed(tmp_path):
     alex text that is no choice at all, frank a legal choice spelled loosely."""
     store = Store(tmp_path / "g.db")
     commands.create_game(store, "g", "tortuga", PLAYERS, {}, start=True, at=AT)
-    session = commands.load(store, "g")
+    session = loading.load(store, "g")
     option = next(r for r in session.pending() if r.player == "frank").options[-1]
     loose = " " + " ".join(reversed(option.lower().split(","))) + " "
     choices = {"ani": "none", "alex": "Q!", "frank": loose}
@@ -63,7 +63,7 @@ def _replay(store, change=None):
     rows = copy.deepcopy(rows)
     if change:
         change({r["data"]["player"]: r["data"] for r in rows if r["kind"] == "reveal"})
-    seed = bytes.fromhex(store.get_secret("g", commands.SEED))
+    seed = bytes.fromhex(store.get_secret("g", loading.SEED))
     return Session.replay("g", rows, seed, audit=True)
 
 
@@ -87,7 +87,7 @@ def test_an_open_default_carries_the_current_round_and_step(tmp_path):
     store = Store(tmp_path / "g.db")
     commands.create_game(store, "g", "tortuga", PLAYERS, {}, start=True, at=AT)
     for _ in range(200):
-        session = commands.load(store, "g")
+        session = loading.load(store, "g")
         open_requests = [r for r in session.pending() if not r.sealed]
         if open_requests:
             break
@@ -102,7 +102,7 @@ def test_an_open_default_carries_the_current_round_and_step(tmp_path):
     assert default["data"]["sealed"] is False and default["data"]["player"] == player
     assert (default["data"]["round"], default["data"]["step"]) == (session.state.round, session.state.step)
     assert session.state.step >= 1
-    seed = bytes.fromhex(store.get_secret("g", commands.SEED))
+    seed = bytes.fromhex(store.get_secret("g", loading.SEED))
     Session.replay("g", rows, seed, audit=True)
     default["data"]["step"] += 1
     with pytest.raises(AuditFailure, match="this default is for round .* the game is at round"):

@@ -10,7 +10,7 @@ import sqlite3
 
 import pytest
 
-from pbem.protocol import commands
+from pbem.protocol import commands, loading
 from pbem.protocol.errors import Damaged
 from pbem.store import Store
 from pbem.store.audit import audit_store
@@ -21,7 +21,7 @@ PLAYERS = ["ani", "bo", "cy", "dee", "eve"]
 
 def _step(store, name: str, bots: dict) -> None:
     """One write (a decision, or one player's commit or reveal), as a bot plays it."""
-    session = commands.load(store, name)
+    session = loading.load(store, name)
     step = session.sealed
     if step is not None:
         owes = step.owes_commit()
@@ -45,7 +45,7 @@ def _step(store, name: str, bots: dict) -> None:
 def game(tmp_path):
     store = Store(tmp_path / "g.db")
     commands.create_game(store, "g", "tortuga1667", PLAYERS, {}, start=True, at=AT)
-    session = commands.load(store, "g")
+    session = loading.load(store, "g")
     bots = {p: session.rules.bot(f"kept/{p}", "random") for p in session.players}
     return store, bots
 
@@ -55,7 +55,7 @@ def _fresh(path) -> dict:
     other = Store(path)
     with other.transaction():
         other.conn.execute("delete from snapshots")
-    session = commands.load(other, "g")
+    session = loading.load(other, "g")
     other.close()
     return session.to_json()
 
@@ -135,16 +135,16 @@ def test_our_own_snapshot_writes_and_secrets_forget_nothing(game):
 
 
 def test_a_store_keeps_the_sessions_of_the_games_it_read_last(tmp_path, monkeypatch):
-    monkeypatch.setattr(commands, "KEPT_SESSIONS", 2)
+    monkeypatch.setattr(loading, "KEPT_SESSIONS", 2)
     store = Store(tmp_path / "g.db")
     for name in ("a", "b", "c"):
         commands.create_game(store, name, "tortuga1667", PLAYERS, {}, start=True, at=AT)
     assert list(store.sessions) == ["b", "c"]
     with store.transaction():
-        commands.load(store, "a")
+        loading.load(store, "a")
     assert list(store.sessions) == ["c", "a"]
     with store.transaction():
-        commands.load(store, "c")
+        loading.load(store, "c")
     assert list(store.sessions) == ["a", "c"]
 
 

@@ -2,7 +2,7 @@
 
 import pytest
 
-from pbem.protocol import commands
+from pbem.protocol import commands, loading, offline, submissions
 from pbem.protocol.errors import Refused
 from pbem.protocol.signing import generate_keypair
 from pbem.store import Store
@@ -15,7 +15,7 @@ def test_moderator_cannot_seal_for_a_player_in_a_signed_game(tmp_path):
     keys = {p: generate_keypair() for p in ("ani", "alex")}
     commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, require_signatures=True,
                          keys={p: pub for p, (_, pub) in keys.items()}, start=True, at=AT)
-    session = commands.load(store, "g")
+    session = loading.load(store, "g")
     choice = session.rules.default(session.state, "ani", "select")
     head = store.head("g")
     with pytest.raises(Refused, match="requires signed submissions.*pbem seal --context TOKEN CHOICE --key FILE"):
@@ -23,5 +23,5 @@ def test_moderator_cannot_seal_for_a_player_in_a_signed_game(tmp_path):
     assert store.head("g") == head
     # the player's own signed commitment is accepted
     sealed = commands.seal(session, "ani", choice)
-    commands.submit(store, "g", commands.signed_blocks(sealed, keys["ani"][0])["commit"], at=AT)
+    submissions.submit(store, "g", offline.signed_blocks(sealed, keys["ani"][0])["commit"], at=AT)
     assert store.head("g")[0] == head[0] + 1

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from pbem.protocol import commands
+from pbem.protocol import commands, loading
 from pbem.store import audit
 from pbem.render.demo import play_bots
 from pbem.protocol.session import Session
@@ -22,27 +22,27 @@ def finished(tmp_path_factory):
 
 
 def fresh(store, upto=None):
-    seed = bytes.fromhex(store.get_secret("g", commands.SEED))
+    seed = bytes.fromhex(store.get_secret("g", loading.SEED))
     events = store.events("g")
     return Session.replay("g", events[:upto] if upto else events, seed)
 
 
 def test_loading_from_the_snapshot_equals_a_fresh_replay(finished):
     assert finished.latest_snapshot("g")[0] == finished.head("g")[0]
-    assert commands.load(finished, "g").to_json() == fresh(finished).to_json()
+    assert loading.load(finished, "g").to_json() == fresh(finished).to_json()
 
 
 def test_a_snapshot_behind_the_head_is_brought_forward(tmp_path):
     store = Store(tmp_path / "g.db")
     commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, start=True, at=AT)
     seq, text = store.latest_snapshot("g")
-    session = commands.load(store, "g")
+    session = loading.load(store, "g")
     step = session.sealed
     sealed = commands.seal(session, "ani", session.rules.default(session.state, "ani", "select"))
     commands.commit(store, "g", "ani", sealed["commitment"], at=AT)
     store.put_snapshot("g", seq, text)  # an old snapshot: newest is now behind... put it back
     store.db.execute("delete from snapshots where game = 'g' and seq > ?", [seq])
-    loaded = commands.load(store, "g")
+    loaded = loading.load(store, "g")
     assert loaded.to_json() == fresh(store).to_json()
     assert "ani" in loaded.sealed.commits and step.round == loaded.sealed.round
 
@@ -76,9 +76,9 @@ def test_a_snapshot_of_another_version_is_never_read(tmp_path):
     data["status"]["waiting"] = []
     store.put_snapshot("g", seq, json.dumps(data))
     assert _cached_status(store, "g") is None
-    assert commands.load(store, "g").to_json() == fresh(store).to_json()
+    assert loading.load(store, "g").to_json() == fresh(store).to_json()
     assert audit.audit_store(store, "g")["ok"]
-    session = commands.load(store, "g")
+    session = loading.load(store, "g")
     sealed = commands.seal(session, "ani", session.rules.default(session.state, "ani", "select"))
     commands.commit(store, "g", "ani", sealed["commitment"], at="2024-05-01T12:30:00Z")
     assert json.loads(store.latest_snapshot("g")[1])["v"] == SNAPSHOT_VERSION
@@ -95,7 +95,7 @@ def test_in_a_batch_the_head_snapshot_is_written_once_before_commit(tmp_path):
     real = store.put_snapshot
     store.put_snapshot = lambda *args, **kwargs: (written.append(args[1]), real(*args, **kwargs))[1]
     with store.transaction():
-        session = commands.load(store, "g")
+        session = loading.load(store, "g")
         for player in ("ani", "alex"):
             sealed = commands.seal(session, player, session.rules.default(session.state, player, "select"))
             session = commands.commit(store, "g", player, sealed["commitment"], at=AT)
@@ -106,6 +106,6 @@ def test_in_a_batch_the_head_snapshot_is_written_once_before_commit(tmp_path):
                 raise RuntimeError("undone")
         head = store.head("g")[0]
     assert written == [head] and store.latest_snapshot("g")[0] == head
-    assert commands.load(store, "g").to_json() == fresh(store).to_json()
+    assert loading.load(store, "g").to_json() == fresh(store).to_json()
     assert store.head_row("g")[0] == head
     assert audit.audit_store(store, "g")["ok"]

@@ -10,7 +10,7 @@ import math
 
 import pytest
 
-from pbem.protocol import away as absence, commands, reports, standin
+from pbem.protocol import away as absence, commands, loading, reports, standin, writing
 from pbem.protocol.errors import Refused
 from pbem.store import Store
 from pbem.store.audit import audit_file, audit_store, report_text
@@ -28,7 +28,7 @@ def make(tmp_path, game_type="tortuga", after=2, players=("ani", "alex", "frank"
 
 def move(store, seat_absent: str | None = None) -> bool:
     """One move of whoever owes first (``seat_absent`` is defaulted, forced); False at the end."""
-    session = commands.load(store, "g1")
+    session = loading.load(store, "g1")
     if session.finished:
         return False
     player, _what, sealed, _ = session.owed()[0]
@@ -51,7 +51,7 @@ def by_stand_in(store) -> list:
 def test_the_stand_in_takes_the_seat_after_n_defaults_in_a_row(tmp_path):
     store = make(tmp_path)
     for _ in range(200):
-        if "lothar" in commands.load(store, "g1").standing_in:
+        if "lothar" in loading.load(store, "g1").standing_in:
             break
         move(store, seat_absent="lothar")
     for _ in range(100):  # the stand-in answers as soon as the seat owes something
@@ -63,7 +63,7 @@ def test_the_stand_in_takes_the_seat_after_n_defaults_in_a_row(tmp_path):
     assert len(late) == 2  # two in a row, and the stand-in plays from the second on
     assert by_stand_in(store), "the stand-in made no move"
     assert all(e.data["player"] == "lothar" for e in by_stand_in(store))
-    assert not [p for p, what, *_ in commands.load(store, "g1").owed() if p == "lothar" and what != "reveal"]
+    assert not [p for p, what, *_ in loading.load(store, "g1").owed() if p == "lothar" and what != "reveal"]
     # the audit names the stand-in's moves
     report = audit_store(store, "g1")
     assert report["ok"] and report["discretion"]["stand_in_moves"] == len(
@@ -73,11 +73,11 @@ def test_the_stand_in_takes_the_seat_after_n_defaults_in_a_row(tmp_path):
 
 def test_a_valid_move_of_the_player_ends_the_stand_in(tmp_path):
     store = make(tmp_path, after=1)
-    while "lothar" not in commands.load(store, "g1").standing_in:
+    while "lothar" not in loading.load(store, "g1").standing_in:
         move(store, seat_absent="lothar")
     # play on until lothar's seat has a sealed commitment by the stand-in that can still be replaced
     for _ in range(300):
-        session = commands.load(store, "g1")
+        session = loading.load(store, "g1")
         step = session.sealed
         if step is not None and step.commits.get("lothar", {}).get("by") == "stand-in" and not step.all_committed:
             break
@@ -85,16 +85,16 @@ def test_a_valid_move_of_the_player_ends_the_stand_in(tmp_path):
     else:
         pytest.skip("no open sealed step with the stand-in's commitment came up")
     commands.commit_for_player(store, "g1", "lothar", session.rules.default(session.state, "lothar", step.kind), at=AT)
-    assert "lothar" not in commands.load(store, "g1").standing_in
+    assert "lothar" not in loading.load(store, "g1").standing_in
     assert audit_store(store, "g1")["ok"]
 
 
 def test_a_replacement_ends_the_stand_in(tmp_path):
     store = make(tmp_path, after=1)
-    while "lothar" not in commands.load(store, "g1").standing_in:
+    while "lothar" not in loading.load(store, "g1").standing_in:
         move(store, seat_absent="lothar")
     absence.replace(store, "g1", "lothar", reason="maria takes over", at=AT)
-    session = commands.load(store, "g1")
+    session = loading.load(store, "g1")
     assert "lothar" not in session.standing_in and "lothar" not in session.missed
 
 
@@ -120,7 +120,7 @@ def test_the_stand_ins_input_is_exactly_the_seats_private_view(tmp_path, monkeyp
     expected = []
     loyalty = (lambda session: session.state.loyalty["lothar"]) if game_type == "tortuga1667" else (lambda s: None)
     for _ in range(400):
-        session = commands.load(store, "g1")
+        session = loading.load(store, "g1")
         if session.finished or len(expected) >= 5:
             break
         if "lothar" in session.standing_in and any(p == "lothar" and w != "reveal" for p, w, *_ in session.owed()):
@@ -129,7 +129,7 @@ def test_the_stand_ins_input_is_exactly_the_seats_private_view(tmp_path, monkeyp
         head[0] = session.seq
         move(store, seat_absent="lothar")
         head[0] = math.inf
-        held.add(loyalty(commands.load(store, "g1")))
+        held.add(loyalty(loading.load(store, "g1")))
     live = [v for v, _held in seen]
     assert live, "the stand-in never played"
     # what it was given is the private report of lothar: his own view, no one else's
@@ -157,7 +157,7 @@ def test_a_stand_in_move_the_policy_would_not_make_fails_the_audit(tmp_path):
     rows = [json.loads(line) for line in export_lines(store.events("g1"))]
     text = rechain([dict(r) for r in rows])
     assert audit_file(text)["ok"]
-    session = commands.load(store, "g1")
+    session = loading.load(store, "g1")
     for row in rows:
         if row["kind"] == "decide" and row["data"].get("by") == "stand-in":
             replay = commands.Session.replay("g1", [r for r in rows if r["seq"] < row["seq"]],
@@ -180,10 +180,10 @@ def test_a_stand_in_move_the_policy_would_not_make_fails_the_audit(tmp_path):
 
 def test_the_judge_cannot_play_a_seat_that_is_not_stood_in_for(tmp_path):
     store = make(tmp_path, after=3)
-    session = commands.load(store, "g1")
+    session = loading.load(store, "g1")
     before = store.head("g1")
     with pytest.raises(Refused, match="ani is not played by the stand-in"):
-        commands._write(store, "g1", lambda s: [("commit", {"player": "ani", "round": 1, "step": 1,
+        writing.write(store, "g1", lambda s: [("commit", {"player": "ani", "round": 1, "step": 1,
                                                             "commitment": "0" * 64, "by": "stand-in"})])
     assert store.head("g1") == before and session is not None
 

@@ -16,7 +16,7 @@ import json
 
 import pytest
 
-from pbem.protocol import commands
+from pbem.protocol import commands, loading
 from pbem.protocol.canonical import GENESIS_HASH, event_hash
 from pbem.protocol.heads import heads_in_text
 from pbem.protocol.receipts import SECRET_NAME, issue, make_body, read_receipts, receipt_block
@@ -44,7 +44,7 @@ def _drive(store, gid: str, clock: Clock, specials: dict) -> dict:
     choice sent by mail), "nmr" (no commitment, defaulted by force) or "withhold" (commits,
     never reveals, defaulted by force). Returns the summaries mailed and every receipt."""
     from pbem.render import record, summary
-    session = commands.load(store, gid)
+    session = loading.load(store, gid)
     bots = {p: session.rules.bot(f"{gid}/{p}", "greedy" if i % 2 == 0 else "random")
             for i, p in enumerate(session.players)}
     mailed, receipts, steps, seen = [], {}, 0, session.state.round

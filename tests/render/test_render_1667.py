@@ -440,7 +440,7 @@ def _protocol_ready() -> bool:
 def test_a_game_played_through_the_log_renders_turn_by_turn(tmp_path):
     import json
 
-    from pbem.protocol import commands
+    from pbem.protocol import commands, loading
     from pbem.render import record, summary
     from pbem.render.demo import play_bots
     from pbem.store import Store
@@ -455,7 +455,7 @@ def test_a_game_played_through_the_log_renders_turn_by_turn(tmp_path):
         model, text = summary.render_public(live, None, fmt)
         assert "Tortuga 1667" in text and "loyalty" not in json.dumps(model).lower()
         for player in HOSTILE:
-            assert "Your loyalty" in summary.render_private(commands.load(store, "g1667"), player, fmt)[1]
+            assert "Your loyalty" in summary.render_private(loading.load(store, "g1667"), player, fmt)[1]
     play_bots(store, "g1667", "render-1667", at=at)
     done = record.from_store(store, "g1667")
     for fmt in FORMATS:

@@ -9,8 +9,8 @@ import sys
 import pytest
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
-from pbem.protocol import commands, reports
+from pbem.cli.program import app
+from pbem.protocol import commands, loading, reports
 from pbem.render import environment, summary
 
 FORMATS = ("text", "markdown", "bbcode", "html")
@@ -74,7 +74,7 @@ def test_show_a_game_that_has_not_started(pbem, games, tmp_path):
 
 @pytest.mark.parametrize("fmt", FORMATS)
 def test_private_takes_a_format_and_json_is_unchanged(pbem, games, fmt):
-    session = commands.load(games.store, "hostile-live")
+    session = loading.load(games.store, "hostile-live")
     player = session.players[1]
     result = pbem("private", "hostile-live", player, "--format", fmt)
     assert result.exit_code == 0
@@ -101,7 +101,7 @@ def test_replay_prints_every_round_then_the_result(pbem, games):
 
 
 def test_command_line_start_up_imports_no_jinja():
-    code = ("import sys, pbem.cli.app; "
+    code = ("import sys, pbem.cli.program; "
             "print(sorted(m for m in sys.modules if m.startswith(('jinja2', 'markupsafe', 'pbem.render'))))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
@@ -192,7 +192,7 @@ def test_a_game_ended_early_says_so(pbem, tmp_path):
     with Store(db) as store:
         commands.create_game(store, "early", "tortuga", ["ani", "alex"], {}, start=True, at=AT)
         commands.reveal_seed(store, "early", True, at=AT)
-        seed = store.get_secret("early", commands.SEED)
+        seed = store.get_secret("early", loading.SEED)
     for fmt in FORMATS:
         result = pbem("show", "early", "--format", fmt, db=db)
         assert result.exit_code == 0 and "Play has ended" in result.output and seed in result.output

@@ -4,7 +4,7 @@ import json
 
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 
 runner = CliRunner()
 

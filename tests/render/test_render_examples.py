@@ -17,7 +17,7 @@ import json
 import pytest
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 
 EXAMPLES = ("two-players", "three-players", "four-players", "four-players-long",
             "tortuga1667-five-players", "tortuga1667-nine-players")

@@ -13,7 +13,7 @@ from html.parser import HTMLParser
 
 import pytest
 
-from pbem.protocol import commands
+from pbem.protocol import loading, offline
 from pbem.render import escape, summary
 
 FORMATS = ("text", "markdown", "bbcode", "html")
@@ -112,7 +112,7 @@ def test_live_summary_with_waiting_list_prints_names_literally(games, fmt):
 @pytest.mark.parametrize("fmt", FORMATS)
 @pytest.mark.parametrize("game", ["hostile-live", "hostile", "odd"])
 def test_private_messages_print_names_literally(games, game, fmt):
-    session = commands.load(games.store, game)
+    session = loading.load(games.store, game)
     for player in session.players:
         _model, doc = summary.render_private(session, player, fmt)
         others = [p for p in session.players if p != player]
@@ -120,7 +120,7 @@ def test_private_messages_print_names_literally(games, game, fmt):
 
 
 def test_a_private_message_holds_a_ready_sealing_line(games):
-    session = commands.load(games.store, "hostile-live")
+    session = loading.load(games.store, "hostile-live")
     step = session.sealed
     player = step.owes_commit()[0]
     model, doc = summary.render_private(session, player, "text")
@@ -128,7 +128,7 @@ def test_a_private_message_holds_a_ready_sealing_line(games):
     line = next(l.strip() for l in doc.splitlines() if l.strip().startswith("pbem seal --context") and "CHOICE" not in l)
     token, choice = line.split()[3:5]
     assert token == model["context"]
-    sealed = commands.seal_offline(token, choice)  # the line works as printed
+    sealed = offline.seal_offline(token, choice)  # the line works as printed
     assert sealed["player"] == player and sealed["round"] == step.round and sealed["step"] == step.step
     for option in model["requests"][0]["options"]:
         assert option in doc

@@ -16,7 +16,7 @@ import secrets
 
 import pytest
 
-from pbem.protocol import commands, reports
+from pbem.protocol import commands, loading, reports
 from pbem.protocol.rng import RandomSource
 from pbem.protocol.session import Session
 from pbem.render import record, summary
@@ -43,12 +43,12 @@ def live(tmp_path_factory, games):
 
     from pbem.render.demo import play_bots
     play_bots(store, "live", "secrets", until=until, at=games.AT)
-    session = commands.load(store, "live")
+    session = loading.load(store, "live")
     assert not session.finished, "the bots should not have finished the game yet"
     late = session.sealed.owes_commit()[0]
     default = session.rules.default(session.state, late, "select")
     commands.commit_for_player(store, "live", late, default, at=games.AT)
-    session = commands.load(store, "live")
+    session = loading.load(store, "live")
     assert session.sealed.owes_commit(), "the step must still be collecting commitments"
     yield store
     store.close()
@@ -79,7 +79,7 @@ def test_no_public_summary_holds_the_seed_a_salt_tile_values_or_a_hidden_roll(li
     held = [json.loads(live.get_secret("live", name))["salt"] for name in live.secret_names("live")
             if name.startswith("held/")]
     assert held, "one commitment should be held by the moderator"
-    session = commands.load(live, "live")
+    session = loading.load(live, "live")
     privates = {p: reports.private(session, p)["view"]["boards"][p] for p in NAMES}
     assert any(b["tile_values"] for b in privates.values())
     current = outputs[f"round {step.round} text"]

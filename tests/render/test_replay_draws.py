@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from pbem.cli.app import app
+from pbem.cli.program import app
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "examples" / "games"
 LABELS = {  # the label forms docs/protocol.md §4 lists

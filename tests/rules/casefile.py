@@ -127,13 +127,13 @@ def build(case: dict) -> tuple[State, ScriptedSource]:
         s.skull_queue = [players.index(p) for p in st.get("skull_queue", [])]
         engine._advance(s, rng)
     elif enter == "actions":
-        engine._enter_actions(s)
+        engine.enter_actions(s)
         engine._advance(s, rng)
     elif enter == "surplus":
-        engine._surplus(s)
+        engine.surplus(s)
         s.phase = "done"
     elif enter == "move":
-        engine._enter_move(s, rng)
+        engine.enter_move(s, rng)
         engine._advance(s, rng)
     else:
         raise ValueError(f"unknown enter {enter!r}")

@@ -112,15 +112,15 @@ def test_a_bare_move_rowboat_with_both_rowboats_open_is_refused():
 
 def test_the_log_records_the_canonical_form_as_applied(tmp_path):
     """Through the protocol: a decision typed loosely is logged with ``applied`` canonical."""
-    from pbem.protocol import commands
+    from pbem.protocol import commands, loading
     from pbem.store import Store
     store = Store(tmp_path / "g.db", create=True)
     commands.create_game(store, "g1", "tortuga1667", ["ani", "bo", "cy", "dee", "eve"], {}, start=True,
                          at="2030-01-01T00:00:00Z")
-    while (session := commands.load(store, "g1")).pending()[0].kind != "action":
+    while (session := loading.load(store, "g1")).pending()[0].kind != "action":
         request = session.pending()[0]
         commands.decide(store, "g1", request.player, request.default, at="2030-01-01T00:00:00Z")
-    player = commands.load(store, "g1").pending()[0].player
+    player = loading.load(store, "g1").pending()[0].player
     commands.decide(store, "g1", player, "PEEK 5 , 3", at="2030-01-01T00:00:00Z")
     last = store.events("g1")[-1]
     assert last.kind == "decide" and last.data["choice"] == "PEEK 5 , 3" and last.data["applied"] == "peek 3,5"

@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from .model import _CLOCKWISE, ACTIONS, BOARD, FLEET, CREW, RAID, TILE_VALUES, State, capacity, clamp
-from .move import _enter_move
+from .model import ACTIONS, BOARD, CLOCKWISE, FLEET, CREW, RAID, TILE_VALUES, State, capacity, clamp
+from .move import enter_move
 from .pool import deposit, draw_chest, draw_tile
 from .requests import FCH
 
@@ -24,12 +24,12 @@ def rank(s: State, totals) -> list[int]:
     return sorted(competing, key=lambda seat: (-totals[seat], (seat - s.start) % s.n))
 
 
-def _enter_actions(s: State) -> None:
+def enter_actions(s: State) -> None:
     s.phase, s.stage = "actions", "fch"
     s.decisions, s.targets = {}, {}
     players, faces = s.players, s.faces
     n = len(players)
-    clockwise = _CLOCKWISE[n][s.start]
+    clockwise = CLOCKWISE[n][s.start]
     # action_totals for every action in one pass over the boards
     totals = [[None] * n, [None] * n, [None] * n, [None] * n, [None] * n]
     for seat, board in enumerate(s.boards):
@@ -58,7 +58,7 @@ def _enter_actions(s: State) -> None:
     s.totals, s.positions = totals, positions
 
 
-def _finish_stage(s: State, rng) -> None:
+def finish_stage(s: State, rng) -> None:
     if s.stage == "fch":
         for action in FCH:
             for pos in (1, 2):
@@ -75,8 +75,8 @@ def _finish_stage(s: State, rng) -> None:
     if index < len(STAGES):
         s.stage = STAGES[index]
         return
-    _surplus(s)
-    _enter_move(s, rng)
+    surplus(s)
+    enter_move(s, rng)
 
 
 def _forfeit(s, seat, action, pos) -> None:
@@ -152,7 +152,7 @@ def _resolve_attack(s: State, seat: int, action: int, pos: int, choice: str) -> 
     })
 
 
-def _surplus(s: State) -> None:
+def surplus(s: State) -> None:
     """After board and raid: chests beyond capacity leave from the right."""
     for seat in s.clockwise():
         board = s.boards[seat]

@@ -54,19 +54,19 @@ def _format_dice(dice) -> str:
 
 
 _SUBSETS = [tuple(i for i in range(5) if mask >> i & 1) for mask in range(32)]
-_CANONICAL_DICE = {_format_dice(d): d for d in _SUBSETS}
-_FORMATTED = {d: _format_dice(d) for d in _SUBSETS}
+CANONICAL_DICE = {_format_dice(d): d for d in _SUBSETS}
+FORMATTED = {d: _format_dice(d) for d in _SUBSETS}
 
 
 def format_dice(dice) -> str:
     """Canonical text of a set of dice: letters sorted, comma-separated; 'none' if empty."""
     key = dice if type(dice) is tuple else tuple(dice)
-    text = _FORMATTED.get(key)
+    text = FORMATTED.get(key)
     return text if text is not None else _format_dice(dice)
 
 
 def parse_dice(text: str) -> tuple[int, ...]:
-    known = _CANONICAL_DICE.get(text)  # the canonical form, as bots and seal send it
+    known = CANONICAL_DICE.get(text)  # the canonical form, as bots and seal send it
     if known is not None:
         return known
     return _parse_dice(text)

@@ -15,18 +15,18 @@ import unicodedata
 from ...text import quote
 from ..base import IllegalChoice, InvalidChoice, NotYourTurn
 from . import choices as syn
-from .actions import STAGES, _enter_actions, _finish_stage, _surplus, action_totals, rank  # noqa: F401
+from .actions import STAGES, action_totals, enter_actions, finish_stage, rank, surplus  # noqa: F401
 from .faces import DEFAULT_FACES, validate as validate_faces
 from .model import ACTIONS, END_CHESTS, SKULL, Board, State
-from .move import _enter_move, _move_chests  # noqa: F401
-from .choices import _CANONICAL_DICE
-from .parse import _CANON, _PARSERS, _check_order, _parse_order  # noqa: F401
+from .move import enter_move, move_chests  # noqa: F401
+from .choices import CANONICAL_DICE
+from .parse import CANON, PARSERS, check_order, parse_order  # noqa: F401
 from .pool import draw_chest, label_name  # noqa: F401
 from .requests import (  # noqa: F401
-    FCH, _has_legal, _position, _stage_requests, default_for, open_requests, options_for, owed_by,
+    FCH, default_for, has_legal, open_requests, options_for, owed_by, position, stage_requests,
 )
 from .roll import (  # noqa: F401
-    _assign, _clear_roll, _free, _open_step, _place_selection, _resolve_step, _settle_bonus, _take_bonus,
+    assign, clear_roll, free, open_step, place_selection, resolve_step, settle_bonus, take_bonus,
 )
 
 NAME_FORBIDDEN = ",:"
@@ -107,13 +107,13 @@ def _seat(state: State, player: str) -> int:
 def validate(state: State, player: str, text: str) -> tuple[int, str, str, object]:
     """Check a choice without applying it: (seat, kind, canonical text, parsed value)."""
     seat = _seat(state, player)
-    if type(text) is str and state.phase == "roll" and text in _CANONICAL_DICE and (
+    if type(text) is str and state.phase == "roll" and text in CANONICAL_DICE and (
             seat in state.open_select or (seat in state.rolling and str(seat) not in state.sealed)):
         # the common case, canonical dice for a selection the player owes: what the steps
         # below would find (kind select, owed). Accepted here when _parse_select would
         # accept it (rolled dice not yet placed, of one action but for skulls, within its
         # room); anything else goes to _parse_select, which refuses it in its own words.
-        dice = _CANONICAL_DICE[text]
+        dice = CANONICAL_DICE[text]
         board = state.boards[seat]
         on, roll, action = board.dice, board.roll, SKULL
         for d in dice:
@@ -128,7 +128,7 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
         else:
             if dice and (action == SKULL or len(dice) <= board.room(action)):
                 return seat, "select", text, dice
-        return seat, "select", text, _PARSERS["select"](state, seat, text)
+        return seat, "select", text, PARSERS["select"](state, seat, text)
     exact = _EXACT.get(text) if type(text) is str else None
     if exact is not None and exact[0] in owed_by(state, seat) and _plainly_legal(state, seat, *exact):
         # a canonical skull, bonus, fleet, crew or hunt choice, owed and legal: what the
@@ -152,20 +152,20 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
         waiting = ", ".join(f"{state.players[s]} ({k})" for s, k, _ in open_requests(state))
         raise NotYourTurn(f"{player} owes no choice now; waiting for {waiting or 'nobody: the game is over'}")
     try:
-        parsed = _PARSERS[kind](state, seat, text)
+        parsed = PARSERS[kind](state, seat, text)
     except InvalidChoice as exc:  # say what would be legal, not only the syntax
         options = options_for(state, seat, kind)
         hint = (f"legal: {', '.join(options)}" if options is not None
                 else f"e.g. {default_for(state, seat, kind)}")
         raise InvalidChoice(f"{exc}; {hint}", tuple(options) if options else None, exc.code) from None
-    canonical = _CANON[kind](state, seat, parsed)
+    canonical = CANON[kind](state, seat, parsed)
     if kind == "select" or _plainly_legal(state, seat, kind, parsed):
         # a selection is checked in full by _parse_select; the other kinds are checked
         # directly when legal (listing their options is costly), and listed when refused
         return seat, kind, canonical, parsed
     if kind == "order":  # checked directly: the orderings can be many
         try:
-            _check_order(state, seat, parsed)
+            check_order(state, seat, parsed)
         except IllegalChoice as exc:
             options = options_for(state, seat, kind)
             if options is None:
@@ -177,11 +177,11 @@ def validate(state: State, player: str, text: str) -> tuple[int, str, str, objec
         raise IllegalChoice(f"illegal: {canonical} is not allowed now; legal: {', '.join(options)}",
                             tuple(options))
     if options is None:
-        _check_order(state, seat, parsed)
+        check_order(state, seat, parsed)
     return seat, kind, canonical, parsed
 
 
-# canonical choice texts that name no player -> (kind, parsed value), as _PARSERS reads them
+# canonical choice texts that name no player -> (kind, parsed value), as PARSERS reads them
 _EXACT = {
     **{f"{kind}:{word}": (kind, word) for kind in ("fleet", "crew", "hunt") for word in ("go", "forfeit")},
     **{f"skull:{name}": ("skull", action) for action, name in enumerate(ACTIONS)},
@@ -206,7 +206,7 @@ def _plainly_legal(state: State, seat: int, kind: str, parsed) -> bool:
         target, colour = parsed
         if target == seat:
             return False
-        if _position(state, seat, ACTIONS.index(kind)) == 1:
+        if position(state, seat, ACTIONS.index(kind)) == 1:
             area = state.boards[target].fleet if kind == "board" else state.boards[target].crew
         elif state.targets.get(kind, seat) == target:
             return False
@@ -231,27 +231,27 @@ def apply(state: State, player: str, text: str, rng) -> State:
         if seat in s.open_select:
             s.open_select.remove(seat)
             board = s.board(seat)
-            _place_selection(s, seat, board, parsed)
-            _clear_roll(board)
+            place_selection(s, seat, board, parsed)
+            clear_roll(board)
         else:
             sealed = s.sealed = {**s.sealed, str(seat): canonical}  # shared with the old state: replaced
             if len(sealed) < len(s.rolling):
                 return s  # the step stays open: _advance would return at once
-            _resolve_step(s, rng)
+            resolve_step(s, rng)
     elif kind == "skull":
         s.skull_queue.pop(0)
         board = s.board(seat)
-        _assign(s, seat, board, board.held, parsed, "skull")
+        assign(s, seat, board, board.held, parsed, "skull")
         board.held = []
     elif kind == "bonus":
-        _take_bonus(s, seat, *parsed)
+        take_bonus(s, seat, *parsed)
         for other in s.clockwise():  # taking the last tile may leave others one way, or none
-            _settle_bonus(s, other)
+            settle_bonus(s, other)
     elif kind == "order":
         s.orders = {**s.orders, str(seat): canonical}
     else:
         action = ACTIONS.index(kind)
-        s.decisions = {**s.decisions, f"{kind}:{_position(s, seat, action)}": canonical}
+        s.decisions = {**s.decisions, f"{kind}:{position(s, seat, action)}": canonical}
     _advance(s, rng)
     return s
 
@@ -269,17 +269,17 @@ def _advance(s: State, rng) -> None:
                     # is down would let its owner use what nobody else knew at the time
                     return
             for b in boards:
-                if _free(b):
-                    _open_step(s, rng)
+                if free(b):
+                    open_step(s, rng)
                     return
-            _enter_actions(s)
+            enter_actions(s)
         elif s.phase == "actions":
-            if _stage_requests(s):
+            if stage_requests(s):
                 return
-            _finish_stage(s, rng)
+            finish_stage(s, rng)
         elif s.phase == "move":
             if len(s.orders) < s.n:
                 return
-            _move_chests(s, rng)
+            move_chests(s, rng)
         else:
             return

@@ -48,7 +48,7 @@ def capacity(box: int) -> int:
     return 4
 
 
-_CLOCKWISE = {n: tuple(tuple((start + k) % n for k in range(n)) for start in range(n)) for n in range(1, 10)}
+CLOCKWISE = {n: tuple(tuple((start + k) % n for k in range(n)) for start in range(n)) for n in range(1, 10)}
 CAPACITY = (1, 1, 2, 2, 3, 3, 4, 4, 4)  # by box 0..8 (box 0 never occurs)
 
 
@@ -176,7 +176,7 @@ class State:
 
     def clockwise(self) -> tuple[int, ...]:
         """Seats in order from the start player, clockwise."""
-        return _CLOCKWISE[len(self.players)][self.start]
+        return CLOCKWISE[len(self.players)][self.start]
 
     def to_json(self) -> dict:
         return {

@@ -4,11 +4,11 @@ from __future__ import annotations
 
 from . import legal
 from .model import END_CHESTS, State
-from .parse import _parse_order
+from .parse import parse_order
 from .pool import deposit, draw_chest, label_name
 
 
-def _enter_move(s: State, rng) -> None:
+def enter_move(s: State, rng) -> None:
     s.phase, s.stage, s.orders = "move", "", {}
     for seat in s.clockwise():
         chest = draw_chest(s, rng, f"r{s.round}/move/{label_name(s.players[seat])}")
@@ -20,10 +20,10 @@ def _enter_move(s: State, rng) -> None:
             s.orders[str(seat)] = legal.default_order(s, seat)
 
 
-def _move_chests(s: State, rng) -> None:
+def move_chests(s: State, rng) -> None:
     for seat in s.clockwise():
         board = s.board(seat)
-        fleet, crew = _parse_order(s, seat, s.orders[str(seat)])
+        fleet, crew = parse_order(s, seat, s.orders[str(seat)])
         to_tortuga = board.fleet
         board.tortuga.extend(to_tortuga)
         left_crew, left_island = board.crew[:], board.island[:]

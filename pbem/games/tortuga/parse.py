@@ -98,7 +98,7 @@ def _target_of(players, text):
     return matches[0], colour
 
 
-def _parse_order(state, seat, text):
+def parse_order(state, seat, text):
     """(fleet, crew): the chests listed for each area, as tuples."""
     return _order_of(text)
 
@@ -112,7 +112,7 @@ def _order_of(text):
     return tuple(syn.parse_colour_list(fleet)), tuple(syn.parse_colour_list(crew))
 
 
-def _check_order(state, seat, parsed):
+def check_order(state, seat, parsed):
     fleet, crew = parsed
     board = state.boards[seat]
     kf, kc = legal.order_limits(state, seat)
@@ -129,9 +129,9 @@ def _check_order(state, seat, parsed):
                                     code="order-chests")
 
 
-_PARSERS = {"select": _parse_select, "skull": _parse_skull, "bonus": _parse_bonus,
-            "fleet": _parse_go, "crew": _parse_go, "hunt": _parse_go, "board": _parse_target,
-            "raid": _parse_target, "order": _parse_order}
+PARSERS = {"select": _parse_select, "skull": _parse_skull, "bonus": _parse_bonus,
+           "fleet": _parse_go, "crew": _parse_go, "hunt": _parse_go, "board": _parse_target,
+           "raid": _parse_target, "order": parse_order}
 
 
 def _canon_target(state, seat, parsed, kind):
@@ -141,7 +141,7 @@ def _canon_target(state, seat, parsed, kind):
     return f"{kind}:{state.players[target]}" + (f":{colour}" if colour else "")
 
 
-_CANON = {
+CANON = {
     "select": lambda s, seat, p: syn.format_dice(p),
     "skull": lambda s, seat, p: f"skull:{ACTIONS[p]}",
     "bonus": lambda s, seat, p: f"bonus:{p[0]}:{ACTIONS[p[1]]}",

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from . import legal
-from .model import _CLOCKWISE, ACTIONS, BOARD, CREW, FLEET, HUNT, RAID, State
+from .model import ACTIONS, BOARD, CLOCKWISE, CREW, FLEET, HUNT, RAID, State
 
 FCH = (FLEET, CREW, HUNT)
 
@@ -13,7 +13,7 @@ def open_requests(state: State) -> list[tuple[int, str, bool]]:
     s = state
     phase = s.phase
     if phase == "roll":
-        order = _CLOCKWISE[len(s.players)][s.start]
+        order = CLOCKWISE[len(s.players)][s.start]
         rolling = s.rolling
         if rolling:
             sealed = s.sealed
@@ -30,10 +30,10 @@ def open_requests(state: State) -> list[tuple[int, str, bool]]:
                 out.append((seat, "bonus", False))
         return out
     if phase == "actions":
-        return [(seat, kind, False) for seat, kind, _key in _stage_requests(s)]
+        return [(seat, kind, False) for seat, kind, _key in stage_requests(s)]
     if phase == "move":
         orders = s.orders
-        return [(seat, "order", False) for seat in _CLOCKWISE[len(s.players)][s.start] if _KEY[seat] not in orders]
+        return [(seat, "order", False) for seat in CLOCKWISE[len(s.players)][s.start] if _KEY[seat] not in orders]
     return []
 
 
@@ -55,7 +55,7 @@ def owed_by(state: State, seat: int) -> dict[str, bool]:
         if s.boards[seat].bonus_owed:
             owed["bonus"] = False
     elif s.phase == "actions":
-        owed = {kind: False for other, kind, _key in _stage_requests(s) if other == seat}
+        owed = {kind: False for other, kind, _key in stage_requests(s) if other == seat}
     elif s.phase == "move" and str(seat) not in s.orders:
         owed["order"] = False
     return owed
@@ -67,7 +67,7 @@ _WANTED = {"fch": tuple((a, pos, f"{ACTIONS[a]}:{pos}", ACTIONS[a]) for a in FCH
               for a in (BOARD, RAID) for pos in (1, 2)}}
 
 
-def _stage_requests(s: State) -> list[tuple[int, str, str]]:
+def stage_requests(s: State) -> list[tuple[int, str, str]]:
     positions, decisions = s.positions, s.decisions
     return [(seat, kind, key) for action, pos, key, kind in _WANTED[s.stage]
             if (seat := positions[action][pos - 1]) is not None and key not in decisions]
@@ -85,7 +85,7 @@ def options_for(state: State, seat: int, kind: str) -> list[str] | None:
     if kind == "order":
         return legal.order_options(state, seat)
     action = ACTIONS.index(kind)
-    pos = _position(state, seat, action)
+    pos = position(state, seat, action)
     if action in FCH:
         return [f"{kind}:go", f"{kind}:forfeit"]
     return legal.target_options(state, seat, action, pos)
@@ -93,7 +93,7 @@ def options_for(state: State, seat: int, kind: str) -> list[str] | None:
 
 def default_for(state: State, seat: int, kind: str) -> str:
     if kind == "select":
-        return legal.default_select(state, seat) if _has_legal(state, seat) else "none"
+        return legal.default_select(state, seat) if has_legal(state, seat) else "none"
     if kind == "skull":
         return legal.skull_options(state, seat)[0]
     if kind == "bonus":
@@ -103,10 +103,10 @@ def default_for(state: State, seat: int, kind: str) -> str:
     return f"{kind}:forfeit"
 
 
-def _has_legal(state, seat) -> bool:
+def has_legal(state, seat) -> bool:
     return legal.any_fits(state.boards[seat])
 
 
-def _position(state: State, seat: int, action: int) -> int:
+def position(state: State, seat: int, action: int) -> int:
     first, second = state.positions[action]
     return 1 if first == seat else 2

@@ -8,10 +8,10 @@ from .model import ACTIONS, FACE_NAMES, LETTERS, SKULL, Board, State
 from .pool import label_name
 
 
-_FORMATTED = syn._FORMATTED  # sorted dice tuple -> canonical text
+_FORMATTED = syn.FORMATTED  # sorted dice tuple -> canonical text
 
 
-def _free(board: Board) -> list[int]:
+def free(board: Board) -> list[int]:
     """``board.unassigned()``, written out (every roll step asks it of every board)."""
     dice = board.dice
     if None not in dice:
@@ -22,19 +22,19 @@ def _free(board: Board) -> list[int]:
     return [d for d in (0, 1, 2, 3, 4) if dice[d] is None]
 
 
-def _open_step(s: State, rng) -> None:
+def open_step(s: State, rng) -> None:
     s.step += 1
     boards, players = s.boards, s.players
     head = f"r{s.round}/roll{s.step}/"
     below = rng.below
     rolling = []
     for seat in range(len(boards)):
-        free = _free(boards[seat])
-        if free:
+        unplaced = free(boards[seat])
+        if unplaced:
             rolling.append(seat)
             board = s.board(seat)
             roll, label = board.roll, head + label_name(players[seat]) + "/"
-            for d in free:  # die d's label is the player's and its letter
+            for d in unplaced:  # die d's label is the player's and its letter
                 roll[d] = below(label + LETTERS[d], 6)
     s.rolling = rolling
     s.sealed = {}
@@ -45,7 +45,7 @@ def _open_step(s: State, rng) -> None:
 def _roll(s: State, board: Board, label: str, rng) -> None:
     """Roll the board's unplaced dice: die d's label is ``label/`` and its letter."""
     roll, below, label = board.roll, rng.below, label + "/"
-    for d in _free(board):
+    for d in free(board):
         roll[d] = below(label + LETTERS[d], 6)
 
 
@@ -54,7 +54,7 @@ def _roll_text(board: Board) -> dict:
     return {LETTERS[d]: FACE_NAMES[roll[d]] for d in (0, 1, 2, 3, 4) if roll[d] is not None}
 
 
-def _resolve_step(s: State, rng) -> None:
+def resolve_step(s: State, rng) -> None:
     rolled, sealed, players, effects = s.rolling, s.sealed, s.players, s.effects
     boards, owned = s.boards, s._owned
     for seat in s.clockwise():
@@ -72,21 +72,21 @@ def _resolve_step(s: State, rng) -> None:
                         "roll": {LETTERS[d]: FACE_NAMES[roll[d]] for d in (0, 1, 2, 3, 4) if roll[d] is not None},
                         "selected": text})
         if dice:
-            _place_selection(s, seat, board, dice, text)
+            place_selection(s, seat, board, dice, text)
             board.roll = [None] * 5
         else:
             _forced_reroll(s, seat, board, rng)
     for seat in s.clockwise():
-        if seat not in rolled and not _free(boards[seat]):
+        if seat not in rolled and not free(boards[seat]):
             self_board = s.board(seat)
             self_board.bonus_owed += 1
             effects.append({"type": "bonus_award", "player": players[seat]})
-            _settle_bonus(s, seat)
+            settle_bonus(s, seat)
     s.rolling = []
     s.sealed = {}
 
 
-def _place_selection(s: State, seat: int, board: Board, dice, text: str | None = None) -> None:
+def place_selection(s: State, seat: int, board: Board, dice, text: str | None = None) -> None:
     """Place a selection (``dice`` a sorted tuple, ``text`` its canonical form if known)."""
     roll, action = board.roll, SKULL  # legal.selection_action, written out
     for d in dice:
@@ -111,14 +111,14 @@ def _place_selection(s: State, seat: int, board: Board, dice, text: str | None =
                           "action": ACTIONS[action], "how": "select"})
 
 
-def _assign(s, seat, board, dice, action, how) -> None:
+def assign(s, seat, board, dice, action, how) -> None:
     for d in dice:
         board.dice[d] = action
     s.effects.append({"type": "assign", "player": s.players[seat], "dice": syn.format_dice(dice),
                       "action": ACTIONS[action], "how": how})
 
 
-def _clear_roll(board: Board) -> None:
+def clear_roll(board: Board) -> None:
     board.roll = [None] * 5
 
 
@@ -134,7 +134,7 @@ def _forced_reroll(s: State, seat: int, board: Board, rng) -> None:
     raise RuntimeError("forced reroll did not end")  # probability below 10**-1000
 
 
-def _take_bonus(s: State, seat: int, how: str, action: int) -> None:
+def take_bonus(s: State, seat: int, how: str, action: int) -> None:
     board = s.board(seat)
     if how == "new":
         board.bonus[action] = 1
@@ -145,7 +145,7 @@ def _take_bonus(s: State, seat: int, how: str, action: int) -> None:
     s.effects.append({"type": "bonus", "player": s.players[seat], "how": how, "action": ACTIONS[action]})
 
 
-def _settle_bonus(s: State, seat: int) -> None:
+def settle_bonus(s: State, seat: int) -> None:
     """Resolve owed bonus tiles that leave no choice: none possible, or only one way."""
     while s.boards[seat].bonus_owed:
         options = legal.bonus_options(s, seat)
@@ -157,4 +157,4 @@ def _settle_bonus(s: State, seat: int) -> None:
             s.effects.append({"type": "bonus_none", "player": s.players[seat]})
             continue
         _, how, action = options[0].split(":")
-        _take_bonus(s, seat, how, ACTIONS.index(action))
+        take_bonus(s, seat, how, ACTIONS.index(action))

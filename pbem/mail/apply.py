@@ -1,0 +1,169 @@
+"""The apply stage of an incoming message: its signed blocks, then its command lines, each
+in a savepoint of its own, with the protocol's own commands.
+
+A command that is refused rolls back alone and is named in the answer with the same
+one-line reason the command line gives. The private messages the mail calls for are
+queued once, as things stand after all of it (``pbem.mail.judge.one_mail``).
+"""
+
+from __future__ import annotations
+
+from ..games.base import ChoiceError
+from ..protocol import commands, loading, submissions
+from ..protocol.errors import ProtocolError
+from ..render.times import shown
+from . import judge
+from .letters import queue_private
+from .outcome import Result, one_line, reply_id, shortened
+from .statusline import status_text
+
+HELP = """The judge reads the lines of your message above the signature ('-- '); lines quoted
+with '>' are never read, and greetings, sign-offs and other lines that are not commands are
+read past. One command a line:
+  password WORD          your mail password (from your first private message)
+  seal CHOICE            the judge seals your choice on receipt, e.g. seal {sealed}
+  commit HASH            a commitment made with: pbem seal --context TOKEN CHOICE
+  reveal CHOICE SALT     its reveal, once every commitment is in
+  CHOICE                 an open decision, e.g. {open}
+  client-seed TEXT       your client seed, before the game starts
+  extend 24h             more time for what you owe now (the game allows it once, up to 24h, unless
+                         its moderator set otherwise), before your deadline passes
+  status                 who owes what
+  private                your private message again
+  help                   this text
+Signed blocks (-----BEGIN PBEM SUBMISSION-----) may be pasted anywhere in the message.
+Put the game in the subject as [GAME] or in a line 'game GAME'."""
+
+
+def help_text(rules=None) -> str:
+    """The help answer, with examples in the syntax of the game asked about (Tortuga's
+    when the message names no game)."""
+    examples = getattr(rules, "EXAMPLES", None) or {"sealed": "B,C", "open": "skull:raid"}
+    return HELP.format(**examples)
+
+
+def apply_mail(store, row, session, reading, blocks, signed_game: bool, msg, now: str, result: Result):
+    """Apply the message's signed ``blocks`` and ``reading``'s commands to ``row``'s game,
+    each line's outcome added to ``result``; (the session after them, and what
+    ``judge.one_mail`` read of the mail's events: its ``head``, ``events`` and ``since``)."""
+    with judge.one_mail(store, session, now) as latest:  # private messages as they stand after the whole mail
+        if blocks:
+            _apply_blocks(store, row, msg.text, blocks, signed_game, now, result)
+            session = loading.load(store, row.game)
+        for command in reading.commands:
+            ok, text, after = _apply(store, row, command, now, msg, session)
+            session = after or session
+            result.lines.append({"line": command.line[:200], "ok": ok, "text": text})
+        latest["session"] = session
+    return session, latest
+
+
+def _apply_blocks(store, row, text: str, blocks, signed_game: bool, now: str, result: Result) -> None:
+    strangers = sorted({b.get("body", {}).get("player") for b in blocks if isinstance(b.get("body"), dict)}
+                       - {row.player})
+    if strangers and not signed_game:
+        result.lines.append({"line": "(submission blocks)", "ok": False,
+                             "text": f"blocks for {', '.join(map(str, strangers))}: in this game each player "
+                                     f"sends only their own blocks"})
+        return
+    try:
+        done = submissions.submit(store, row.game, text, at=now)
+    except ERRORS as exc:
+        result.lines.append({"line": "(submission blocks)", "ok": False, "text": one_line(exc)})
+        return
+    for item in done:
+        note = " (already recorded, nothing changed)" if item.get("already_recorded") else ""
+        result.lines.append({"line": "(submission block)", "ok": True, "text": f"{item['kind']} of {item['player']} recorded{note}"})
+
+
+def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, object]:
+    """Apply one command; (ok, what to say, the session after it or None)."""
+    game, player = row.game, row.player
+    try:
+        if command.verb == "help":
+            return True, help_text(session.rules), None
+        if command.verb == "status":
+            return True, status_text(store, game, session, row.tz), None
+        if command.verb == "private":
+            queue_private(store, session, player, now, in_reply_to=reply_id(msg))
+            return True, "your private message is on its way again", None
+        before = store.head(game)
+        step = session.sealed
+        replacing = (command.verb in ("commit", "seal") and step is not None and player in step.commits)
+        anonymous = step is not None and getattr(step, "anonymous", False)
+        if command.verb == "commit":
+            after = commands.commit(store, game, player, command.args[0], at=now)
+            done = "commitment recorded"
+        elif command.verb == "reveal":
+            after = commands.reveal(store, game, player, command.args[0], command.args[1], at=now)
+            done = ("reveal accepted and held by the judge alone: nobody sees who played what until the game ends"
+                    if anonymous else "reveal accepted")
+        elif command.verb == "seal":
+            after = commands.commit_for_player(store, game, player, command.args[0], at=now)
+            done = ("sealed on receipt (the judge keeps the salt; once every commitment is in it checks your choice "
+                    "and holds it, unseen by the others, until the game ends)" if anonymous else
+                    "sealed on receipt (the judge keeps the salt and reveals it once every commitment is in)")
+        elif command.verb == "extend":
+            return _extend(store, row, command.args[0], now)
+        elif command.verb == "client-seed":
+            after = commands.add_client_seed(store, game, player, command.args[0], at=now)
+            done = "client seed recorded"
+        else:
+            step = session.sealed
+            owes_open = any(not r.sealed for r in session.requests_of(player))
+            if step is not None and player in step.owes_commit() and not owes_open:
+                try:
+                    session.rules.normalize(step.kind, command.args[0])
+                except ChoiceError as exc:
+                    if getattr(session.rules, "looks_like_choice", None) is None:
+                        return True, "ignored: not a command", None  # a game that cannot tell: read past it
+                    return False, (f"not now: you owe a sealed choice, sent as 'seal CHOICE' "
+                                   f"({one_line(exc)})"), None
+                return False, (f"not a command; you owe a sealed choice: send 'seal {shortened(command.args[0])}' "
+                               f"to have the judge seal it (or commit HASH with pbem seal)"), None
+            # named to the step it answers: a bare choice by mail repeats only a decision of this
+            # step (the same mail twice is caught by its Message-ID); an earlier decision with the
+            # same text must not make an illegal choice now look "already recorded"
+            state = session.state
+            after = commands.decide(store, game, player, command.args[0],
+                                    round_step=(state.round, state.step) if state is not None else None, at=now)
+            done = "decision recorded"
+        if store.head(game) == before:
+            return True, "already recorded; nothing changed", after
+        if replacing:
+            done += "; it replaces your earlier choice for this step (until every commitment is in, the last one counts)"
+        return True, done, after
+    except ERRORS as exc:
+        return False, one_line(exc), None
+
+
+def _extend(store, row, text: str, now: str) -> tuple[bool, str, object]:
+    """A player's own extension (``extend 24h``), within the game's allowance."""
+    from ..protocol import away as absence
+    from ..protocol.errors import Refused
+    seconds = duration(text)
+    if seconds is None:
+        raise Refused(f"extend {shortened(text)}: give a duration like 12h or 1d, e.g. extend 24h")
+    outcome: dict = {}
+    after = absence.extend(store, row.game, row.player, seconds=seconds, by="player", reason="asked by mail",
+                              at=now, outcome=outcome)
+    dues = "; ".join(f"your {r['kind']} (round {r['round']}, step {r['step']}) is now due {shown(r['until'], row.tz)}"
+                     for r in outcome["requests"])
+    return True, f"extension granted: {dues}", after
+
+
+def duration(text: str) -> int | None:
+    """Seconds of an ``extend`` duration (12h, 1d, 90m; at most 10000 of a unit), or None."""
+    units = {"m": 60, "h": 3600, "d": 86400}
+    text = text.strip().lower()
+    if len(text) >= 2 and text[-1] in units and text[:-1].isdecimal() and 0 < int(text[:-1]) <= 10000:
+        return int(text[:-1]) * units[text[-1]]
+    return None
+
+
+def _errors():
+    from ..store.errors import StoreError
+    return (ProtocolError, StoreError, ChoiceError, ValueError)
+
+
+ERRORS = _errors()

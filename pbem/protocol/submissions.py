@@ -1,0 +1,95 @@
+"""Submissions: the armoured blocks a player pastes or mails (``pbem submit``, the email
+judge), each checked and applied, all of them or none.
+"""
+
+from __future__ import annotations
+
+from ..text import quote
+from .errors import Refused
+from .repeats import Log, find as find_repeat
+from .session import Session
+from .writing import reveal_event, write
+
+
+def _seed_block(session: Session, number: int, body: dict, payload: dict, done: list):
+    """A signed client seed from a submission block (docs/protocol.md §14)."""
+    if set(body) != {"v", "game", "kind", "player", "seed", "nonce"} or body["v"] != 1 or not all(
+            isinstance(body[k], str) for k in ("player", "seed", "nonce")):
+        raise Refused(f"submission block {number} is not a version 1 client_seed (fields v, game, kind, player, "
+                      f"seed, nonce)")
+    player = session.player(body["player"])
+    item = {"kind": "client_seed", "player": player, "round": None, "step": None,
+            "already_recorded": session.client_seeds.get(player) == body["seed"]}
+    done.append(item)
+    if not item["already_recorded"]:
+        data = {"player": player, "seed": body["seed"], "nonce": body["nonce"]}
+        if "sig" in payload:
+            data["signature"] = payload["sig"]
+        yield "client_seed", data
+
+
+def submit(store, game_id: str, text: str, at=None) -> list[dict]:
+    """Apply every armoured block in ``text`` (all or nothing, in one transaction)."""
+    from .armour import ArmourError, extract_blocks
+    try:
+        blocks = extract_blocks(text)
+    except ArmourError as exc:
+        raise Refused(str(exc)) from None
+    if not blocks:
+        raise Refused("no submission block found: paste the whole block from -----BEGIN PBEM SUBMISSION----- to -----END PBEM SUBMISSION-----")
+    done = []
+    log = Log(store, game_id)
+
+    def build(session):
+        for number, payload in enumerate(blocks, start=1):
+            body = payload.get("body")
+            if not isinstance(body, dict) or body.get("kind") not in ("commit", "reveal", "decide", "client_seed"):
+                raise Refused(f"submission block {number} holds no commit, reveal, decide or client_seed")
+            if body.get("game") != game_id:
+                raise Refused(f"submission block {number} is for game {quote(body.get('game'))}, not {quote(game_id)}")
+            if body["kind"] == "client_seed":
+                current.update(number=number, what=f"client_seed of {body.get('player')}")
+                yield from _seed_block(session, number, body, payload, done)
+                continue
+            wanted = {"commit": ("commitment",), "reveal": ("choice", "salt"), "decide": ("choice",)}[body["kind"]]
+            missing = [k for k in ("player", "round", "step", "nonce", *wanted) if k not in body]
+            if missing:
+                raise Refused(f"submission block {number} lacks {', '.join(missing)}")
+            if any(type(body[k]) is not int for k in ("round", "step")) or not all(
+                    isinstance(body[k], str) for k in ("player", "nonce", *wanted)):
+                raise Refused(f"submission block {number} is malformed: round and step must be whole "
+                              f"numbers, the other fields text")
+            if body.get("v") != 1 or set(body) - {"v", "game", "kind", "player", "round", "step", "nonce", *wanted}:
+                raise Refused(f"submission block {number} is not a version 1 {body['kind']} (unknown fields or version)")
+            data = {k: body[k] for k in ("player", "round", "step", *wanted)}
+            if body["kind"] != "decide":
+                data["by"] = "player"
+            if "sig" in payload:
+                data.update(signature=payload["sig"], nonce=body["nonce"])
+            current.update(number=number, what=f"{body['kind']} of {body['player']}")
+            earlier = find_repeat(session, log, body["kind"], data, (body["round"], body["step"]))
+            if earlier is not None:  # e.g. the player's earlier block, quoted in a reply
+                done.append(earlier)
+                continue
+            item = {"kind": body["kind"], "player": body["player"], "round": body["round"],
+                    "step": body["step"], "already_recorded": False}
+            done.append(item)
+            kind, event = reveal_event(store, session, data) if body["kind"] == "reveal" else (body["kind"], data)
+            yield kind, event
+            if kind == "reveal_held":
+                item["held"] = True
+                continue
+            if body["kind"] != "commit":
+                item["applied"] = data["applied"]
+            if body["kind"] == "reveal":
+                item["illegal"] = data.get("illegal")
+
+    current = {"number": 0, "what": ""}
+    try:
+        write(store, game_id, build, at)
+    except Refused as exc:
+        if len(blocks) == 1:
+            raise
+        raise Refused(f"block {current['number']} ({current['what']}): {exc}; nothing from this "
+                      f"submission was recorded (send the blocks that belong together, in order)") from None
+    return done
