@@ -22,7 +22,7 @@ import tempfile
 from pathlib import Path
 
 from pbem.protocol import away as absence
-from pbem.protocol import commands
+from pbem.protocol import commands, loading
 from pbem.protocol.commit import make_commitment, new_salt
 from pbem.protocol.errors import Refused
 from pbem.protocol.session import Session
@@ -72,7 +72,7 @@ def play(number: int, game_type: str = "tortuga", players: int | None = None, ma
         absent = r.choice(names) if r.random() < 0.5 else None
         home_sealed: dict = {}
         for _ in range(max_events):
-            session = commands.load(store, gid)
+            session = loading.load(store, gid)
             if session.finished or session.seed_revealed:
                 break
             at = clock.tick(r, deadline)
