@@ -1,27 +1,26 @@
-"""Running the page's JavaScript in node for the Tortuga 1667 tests (the 1667 engineer's
-own copy of the small node helper; the lead unifies it with tests/pages/node.py).
+"""Running the page's JavaScript in node for the Tortuga 1667 tests: an expression's value
+(``evaluate``) and the draw-tape replay (``replay``, tests/pages/js1667_replay.js).
 
-The page's scripts are plain scripts that add to ``globalThis.PBEM``; node loads them in
-order into one ``vm`` context, as the page inlines them in one file.
+The scripts and node itself are tests/pages/node.py's: the page's sources in the build's
+order (``pbem.pages.build.sources``), loaded into one ``vm`` context as the page inlines them.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import subprocess
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-JS = ROOT / "pbem" / "pages" / "js"
+import node as _node
+from pbem.pages.build import JS, sources
+
 HERE = Path(__file__).resolve().parent
-# what tortuga1667.js needs, in load order (the shim stands in for base.js until the merge)
-SCRIPTS = [HERE / "js1667_shim.js", JS / "text.js", JS / "tortuga1667.js"]
+SCRIPTS = sources()  # the page's, in load order
 
 _RUN = r"""
 const fs = require("fs"), vm = require("vm");
 const [scripts, code, input] = JSON.parse(fs.readFileSync(0, "utf8"));
-const context = vm.createContext({});
+const context = vm.createContext({ TextEncoder, console, atob, btoa });
 for (const file of scripts) vm.runInContext(fs.readFileSync(file, "utf8"), context, {filename: file});
 context.input = input;
 const out = vm.runInContext(code, context);
@@ -30,10 +29,9 @@ process.stdout.write(JSON.stringify(out === undefined ? null : out));
 
 
 def node() -> str:
-    path = shutil.which("node") or ("/usr/bin/node" if Path("/usr/bin/node").exists() else None)
-    if path is None:
+    if not _node.available():
         raise RuntimeError("node is not installed (./dev test installs nodejs)")
-    return path
+    return _node.NODE
 
 
 def evaluate(code: str, data=None, scripts=None, timeout: float = 120):

@@ -167,7 +167,7 @@ if (typeof module !== "undefined" && typeof require !== "undefined" && require.m
   const fs = require("fs");
   const vm = require("vm");
   const [corpus, ...scripts] = process.argv.slice(2);
-  const context = vm.createContext({});
+  const context = vm.createContext({ TextEncoder, console, atob, btoa });
   for (const file of scripts) vm.runInContext(fs.readFileSync(file, "utf8"), context, {filename: file});
   const games = fs.readFileSync(corpus, "utf8").split("\n").filter((line) => line.trim()).map((line) => JSON.parse(line));
   process.stdout.write(JSON.stringify(js1667Replay(context.PBEM, games), null, 1) + "\n");
