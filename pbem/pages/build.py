@@ -19,8 +19,9 @@ from pathlib import Path
 HERE = Path(__file__).resolve().parent
 PAGE = HERE / "verify.html"
 JS = HERE / "js"
-# base first (P.ChoiceError, hashing, draws), then each game, then the protocol replay
-ORDER = ("base.js", "tortuga.js", "tortuga1667.js", "replay.js")
+# base first (P.ChoiceError, hashing, draws), then text (P.text, the 1667 rules' words), then
+# each game, then the protocol replay
+ORDER = ("base.js", "text.js", "tortuga.js", "tortuga1667.js", "replay.js")
 BEGIN = "<script id=\"pbem-rules\">\n"
 END = "</script>\n<!-- end of pbem-rules -->\n"
 DOC = HERE.parents[1] / "docs" / "protocol.md"
