@@ -117,6 +117,14 @@
     return -1;
   }
 
+  // s.strip(): Python's white space off both ends
+  function strip(s) {
+    var chars = Array.from(s), a = 0, b = chars.length;
+    while (a < b && spaceSet.has(chars[a].codePointAt(0))) a++;
+    while (b > a && spaceSet.has(chars[b - 1].codePointAt(0))) b--;
+    return chars.slice(a, b).join("");
+  }
+
   // str.isdecimal(): non-empty, every code point a decimal digit of some script
   function isDecimal(s) {
     if (!s) return false;
@@ -140,6 +148,6 @@
 
   P.text = {
     UNICODE: UNICODE, casefold: casefold, nfkc: nfkc, unassigned: unassigned, isSpace: isSpace,
-    split: split, isBlank: isBlank, isDecimal: isDecimal, decimalValue: decimalValue, length: length,
+    split: split, strip: strip, isBlank: isBlank, isDecimal: isDecimal, decimalValue: decimalValue, length: length,
   };
 })(globalThis.PBEM = globalThis.PBEM || {});

@@ -160,6 +160,11 @@
     return new P.ChoiceError(message, code);
   }
 
+  // pbem/text.py quote: the repr of a user-given text, shortened (messages show it so)
+  function quote(text) {
+    return P.base.quote(text);
+  }
+
   // ------------------------------------------------------------------ draws
 
   function draw(pool, rng, label) {
@@ -938,33 +943,32 @@
     return w.length ? T.casefold(w[0]) : "";
   }
 
-  function syntaxError(what, code) {
-    return choiceError("not understood: " + what, code || "syntax");
-  }
-
   function canonical(s, word, text, rowboats) {
-    var rest = words(text).slice(1);
+    var rest = words(text).slice(1), said = T.strip(text);
 
+    function syntaxError(what, code) {
+      return choiceError("not understood: " + quote(said) + ": " + what, code || "syntax");
+    }
     function need(n, what) {
       if (rest.length !== n) throw syntaxError("expected " + what);
     }
     function number(token) {
-      if (!T.isDecimal(token) || T.length(token) > 3) throw syntaxError(JSON.stringify(token) + " is not a number");
+      if (!T.isDecimal(token) || T.length(token) > 3) throw syntaxError(quote(token) + " is not a number");
       return T.decimalValue(token);
     }
     function player(token) {
       var key = fold(token);
       for (var i = 0; i < s.players.length; i++) if (fold(s.players[i]) === key) return s.players[i];
-      throw syntaxError("no player " + JSON.stringify(token), "unknown-player");
+      throw syntaxError("no player " + quote(token) + "; players: " + s.players.join(", "), "unknown-player");
     }
     function hold(token) {
       var t = T.casefold(token);
-      if (HOLDS.indexOf(t) < 0) throw syntaxError(JSON.stringify(token) + " is not a hold");
+      if (HOLDS.indexOf(t) < 0) throw syntaxError(quote(token) + " is not a hold; holds: british, french");
       return t;
     }
     function ship(token) {
       var t = T.casefold(token).replace(/-/g, "").replace(/_/g, "");
-      if (!(t in SHIP_ALIASES)) throw syntaxError(JSON.stringify(token) + " is not a ship");
+      if (!(t in SHIP_ALIASES)) throw syntaxError(quote(token) + " is not a ship; ships: dutchman, jolly");
       return SHIP_ALIASES[t];
     }
 
@@ -974,7 +978,7 @@
       return word;
     }
     if (word === "peek") {
-      need(2, "two slots");
+      need(2, "two slots, e.g. peek 2,4");
       a = number(rest[0]);
       b = number(rest[1]);
       return "peek " + Math.min(a, b) + "," + Math.max(a, b);
@@ -985,11 +989,11 @@
       return "vote " + Math.min(a, b) + "," + Math.max(a, b);
     }
     if (["reveal", "pick", "vote", "top", "discard"].indexOf(word) >= 0) {
-      need(1, "one number");
+      need(1, "one number, e.g. " + word + " 2");
       return word + " " + number(rest[0]);
     }
     if (word === "force") {
-      need(3, "a player and two slots");
+      need(3, "a player and two slots, e.g. force bob 1,5");
       var p = player(rest[0]);
       a = number(rest[1]);
       b = number(rest[2]);
@@ -997,28 +1001,28 @@
     }
     if (word === "fountain" || word === "atlantis") {
       var answers = word === "fountain" ? ["use", "keep"] : ["go", "stay"];
-      if (rest.length !== 1 || answers.indexOf(T.casefold(rest[0])) < 0) throw syntaxError("expected " + word + " " + answers.join(" or "));
+      if (rest.length !== 1 || answers.indexOf(T.casefold(rest[0])) < 0) throw syntaxError("expected " + word + " " + answers[0] + " or " + word + " " + answers[1]);
       return word + " " + T.casefold(rest[0]);
     }
     if (word === "place") {
       if (rest.length === 1 && T.casefold(rest[0]) === "tortuga") return "place tortuga";
-      need(2, "place SHIP N or place tortuga");
+      need(2, "place SHIP N (N: a place 1-5) or place tortuga");
       var sh = ship(rest[0]);
       return "place " + sh + " " + number(rest[1]);
     }
     if (["maroon", "shoot", "fever", "give"].indexOf(word) >= 0) {
-      need(1, "one player");
+      need(1, "one player, e.g. " + word + " " + s.players[0]);
       return word + " " + player(rest[0]);
     }
     if (word === "move") {
-      if (!rest.length) throw syntaxError("expected where to");
+      if (!rest.length) throw syntaxError("expected where to: move rowboat, move SHIP or move tortuga");
       var to = T.casefold(rest[0]);
       if (to === "rowboat") {
         if (rest.length === 2) return "move rowboat " + ship(rest[1]);
-        need(1, "move rowboat, or move rowboat SHIP");
+        need(1, "move rowboat, or move rowboat SHIP from Tortuga");
         return rowboats.length === 1 ? rowboats[0] : "move rowboat";
       }
-      need(1, "one place");
+      need(1, "one place: move SHIP or move tortuga");
       return to === "tortuga" ? "move tortuga" : "move " + ship(rest[0]);
     }
     if (word === "shift") {
@@ -1027,10 +1031,10 @@
         var dst = rest.length === 3 ? hold(rest[2]) : HOLDS.filter(function (h) { return h !== src; })[0];
         return "shift " + src + " to " + dst;
       }
-      throw syntaxError("expected shift HOLD (to HOLD)");
+      throw syntaxError("expected shift HOLD (to HOLD), e.g. shift british");
     }
     if (word === "stow") {
-      need(1, "one hold");
+      need(1, "one hold: stow british or stow french");
       return "stow " + hold(rest[0]);
     }
     if (word === "steal") {
@@ -1038,7 +1042,7 @@
         var from = ship(rest[0]), h1 = hold(rest[1]), h2 = hold(rest[3]);
         return "steal " + from + " " + h1 + " to " + h2;
       }
-      throw syntaxError("expected steal SHIP HOLD to HOLD");
+      throw syntaxError("expected steal SHIP HOLD to HOLD, e.g. steal dutchman french to british");
     }
     if (word === "marque") {
       if (rest.length && T.casefold(rest[0]) === "draw" && rest.length === 1) return "marque draw";
@@ -1052,14 +1056,15 @@
   }
 
   var NEEDS = {attack: "captain", maroon: "captain", mutiny: "mate", shift: "boy", brawl: "governor"};
+  var TITLES = {captain: "a captain", mate: "a first mate", boy: "a cabin boy", governor: "the governor of Tortuga"};
 
   // [code, reason] for a well-formed choice that is not among the legal options
   function whyIllegal(s, player, kind, choice) {
     var w = choice.split(" ");
     if (kind === "action" && has(NEEDS, w[0]) && ranks(s, player).indexOf(NEEDS[w[0]]) < 0) {
-      return ["no-rank", "only a " + NEEDS[w[0]] + " may " + w[0]];
+      return ["no-rank", "only " + TITLES[NEEDS[w[0]]] + " may " + w[0]];
     }
-    if ((w[0] === "peek" || w[0] === "force") && slots(s).length < 2) return ["row-short", "only one card is left in the row"];
+    if ((w[0] === "peek" || w[0] === "force") && slots(s).length < 2) return ["row-short", "only one card is left in the row: reveal it"];
     if (["peek", "reveal", "force", "pick"].indexOf(w[0]) >= 0) {
       var nums = (w[0] === "force" ? w[2] : w[w.length - 1]).split(",").map(Number);
       if (w[0] === "force" && w[1] === player) return ["force-self", "you cannot force yourself"];
@@ -1069,19 +1074,19 @@
     }
     if (w[0] === "vote" && w[1].indexOf(",") >= 0) {
       var ab = w[1].split(",").map(Number);
-      if (holdsMap(s, player, "eldorado") === null) return ["no-map", "two cards need El Dorado"];
+      if (holdsMap(s, player, "eldorado") === null) return ["no-map", "two cards need El Dorado, which you do not own"];
       if (ab[0] === ab[1]) return ["same-slot", "name two different cards"];
     }
     if (w[0] === "vote" || w[0] === "top" || w[0] === "discard") return ["no-such-card", "your hand has " + s.hands[player].length + " card(s)"];
     if (w[0] === "atlantis" && holdsMap(s, player, "atlantis") === null) return ["no-map", "you do not own Atlantis"];
-    if (w[0] === "atlantis") return ["no-way", "Atlantis cannot carry you now"];
+    if (w[0] === "atlantis") return ["no-way", "Atlantis carries a pawn only from a ship to the other ship, if it has room"];
     if (w[0] === "place" && w[1] !== "tortuga") {
       var n = Number(w[2]);
       if (!(n >= 1 && n <= 5)) return ["no-way", "a ship has places 1 to 5"];
       return ["no-way", "place " + w[2] + " on that ship is taken"];
     }
     if (w[0] === "move") return ["no-way", "you cannot move there now"];
-    if ((w[0] === "give" || w[0] === "fever") && w.length > 1 && w[1] === player) return ["not-allowed", "choose another player"];
+    if ((w[0] === "give" || w[0] === "fever") && w.length > 1 && w[1] === player) return ["not-allowed", "choose another player, not yourself"];
     if (w[0] === "maroon" && w.length > 1) {
       if (w[1] === player) return ["not-allowed", "a captain maroons a member of their crew, never themself"];
       return ["not-allowed", w[1] + " is not in your crew"];
@@ -1089,10 +1094,52 @@
     return ["not-allowed", "not allowed now"];
   }
 
+  // the legal options in one line: all of them when few, else grouped by their word (legal.describe)
+  function describe(opts) {
+    if (opts.length <= 12) return opts.join(", ");
+    var order = [], groups = {};
+    opts.forEach(function (o) {
+      var word = o.split(" ")[0];
+      if (!has(groups, word)) {
+        groups[word] = [];
+        order.push(word);
+      }
+      groups[word].push(o);
+    });
+    var parts = [];
+    order.forEach(function (word) {
+      var group = groups[word];
+      if (word === "peek") {
+        var seen = {}, slotsIn = [];
+        group.forEach(function (o) {
+          o.split(" ")[1].split(",").forEach(function (x) {
+            var n = Number(x);
+            if (!has(seen, n)) {
+              seen[n] = true;
+              slotsIn.push(n);
+            }
+          });
+        });
+        slotsIn.sort(function (a, b) { return a - b; });
+        parts.push("peek any two of slots " + slotsIn.join(","));
+      } else if (word === "force") {
+        var players = [];
+        group.forEach(function (o) {
+          var who = o.split(" ")[1];
+          if (players.indexOf(who) < 0) players.push(who);
+        });
+        parts.push("force PLAYER A,B (PLAYER: " + players.join(", ") + ")");
+      } else {
+        parts.push.apply(parts, group);
+      }
+    });
+    return parts.join(", ");
+  }
+
   // [kind, queue entry, canonical choice] of a legal choice; else throws a ChoiceError
   function validate(s, player, text) {
-    if (s.players.indexOf(player) < 0) throw choiceError(JSON.stringify(player) + " is not a player in this game", "not-a-player");
-    if (typeof text !== "string" || T.isBlank(text)) throw choiceError("empty choice", "syntax");
+    if (s.players.indexOf(player) < 0) throw choiceError(quote(player) + " is not a player in this game (" + s.players.join(", ") + ")", "not-a-player");
+    if (typeof text !== "string" || T.isBlank(text)) throw choiceError("empty choice; send the choice text, e.g. peek 1,2", "syntax");
     var o = owed(s), kind = null, entry = null;
     for (var i = 0; i < o.length; i++) {
       if (o[i][0] === player) {
@@ -1101,7 +1148,11 @@
         break;
       }
     }
-    if (kind === null) throw choiceError("it is not " + player + "'s turn", "not-your-turn");
+    if (kind === null) {
+      var waiting = owed(s).map(function (x) { return x[0] + " (" + x[1] + ")"; }).join(", ");
+      throw choiceError("it is not " + player + "'s turn: " + player + " owes no choice now; waiting for " +
+                        (waiting || "nobody: the game is over"), "not-your-turn");
+    }
     if (kind === "action" && isRowOption(s, player, text)) return [kind, entry, text];
     var opts = options(s, player, kind, entry);
     if (opts.indexOf(text) >= 0) return [kind, entry, text];
@@ -1110,13 +1161,19 @@
     if (kind === "loot" && word === "stow") wanted = "loot";
     if (kind === "action" && word === "atlantis") wanted = "action";
     if (wanted !== kind) {
-      if (wanted !== null) throw choiceError(player + " owes a " + kind + " choice now, not " + word, "not-your-turn");
-      throw choiceError("not understood: " + SYNTAX[kind], "syntax");
+      if (wanted !== null) throw choiceError(player + " owes a " + kind + " choice now, not " + word + "; legal: " + describe(opts), "not-your-turn");
+      throw choiceError("not understood: " + quote(T.strip(text)) + "; " + SYNTAX[kind] + "; legal: " + describe(opts), "syntax");
     }
-    var choice = canonical(s, word, text, kind === "action" ? rowboatMoves(s, player) : []);
+    var choice;
+    try {
+      choice = canonical(s, word, text, kind === "action" ? rowboatMoves(s, player) : []);
+    } catch (e) {
+      if (!(e instanceof P.ChoiceError)) throw e;
+      throw choiceError(e.message + "; legal: " + describe(opts), e.code);
+    }
     if (opts.indexOf(choice) < 0) {
       var why = whyIllegal(s, player, kind, choice);
-      throw choiceError("illegal: " + choice + ": " + why[1], why[0]);
+      throw choiceError("illegal: " + choice + ": " + why[1] + "; legal: " + describe(opts), why[0]);
     }
     return [kind, entry, choice];
   }
@@ -1135,7 +1192,7 @@
       var a = T.decimalValue(w[1]), b = T.decimalValue(w[2]);
       return "vote " + Math.min(a, b) + "," + Math.max(a, b);
     }
-    throw choiceError("not understood: " + JSON.stringify(text.trim()) + "; " + SYNTAX.vote, "syntax");
+    throw choiceError("not understood: " + quote(T.strip(text)) + "; " + SYNTAX.vote, "syntax");
   }
 
   // ------------------------------------------------------------------ applying a choice
