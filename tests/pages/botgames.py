@@ -11,11 +11,13 @@ pbem's replay has after each event (the game's ``to_json``, or None before the s
 the audit's own verdict on the file.
 
 Run alone for a count: ``python tests/pages/botgames.py 500`` plays 500 games and compares
-them in node (tests/pages/node.py), printing the agreement.
+them in node (tests/pages/node.py), printing the agreement; ``--game tortuga1667`` (with
+``--players``, ``--variant``, ``--start``) plays Tortuga 1667 instead.
 """
 
 from __future__ import annotations
 
+import json
 import random
 import sys
 import tempfile
@@ -46,7 +48,8 @@ class Clock:
         return self.at
 
 
-def play(number: int, game_type: str = "tortuga", players: int | None = None, max_events: int = 4000) -> dict:
+def play(number: int, game_type: str = "tortuga", players: int | None = None, max_events: int = 4000,
+         variant: str | None = None) -> dict:
     """One bot game: {"game", "export", "states", "audit"}. ``number`` seeds the players'
     count, the options, the bots and the judge's discretion; the server seed and the salts
     are fresh, as pbem makes them, so each run plays other games."""
@@ -61,6 +64,8 @@ def play(number: int, game_type: str = "tortuga", players: int | None = None, ma
         store = Store(Path(tmp) / "g.db")
         clock = Clock()
         options = _options(game_type, names, r)
+        if variant is not None:
+            options["variant"] = variant
         commands.create_game(store, gid, game_type, names, options, deadline_seconds=deadline,
                              at=clock.at, stand_in_after=r.choice((None, None, 1, 2, 3)),
                              extensions={"count": 2, "max_seconds": 86400} if deadline and r.random() < 0.3 else None)
@@ -197,12 +202,20 @@ def compare(games: list[dict]) -> dict:
     return node.run(COMPARE, games)
 
 
-if __name__ == "__main__":
-    count = int(sys.argv[1]) if len(sys.argv) > 1 else 60
+def main(argv: list[str]) -> int:
+    import argparse
+    parser = argparse.ArgumentParser(description="bot games replayed by the page's JavaScript and by pbem")
+    parser.add_argument("count", type=int, nargs="?", default=60)
+    parser.add_argument("--game", default="tortuga", help="tortuga or tortuga1667")
+    parser.add_argument("--players", type=int, default=None, help="every game with this many (else at random)")
+    parser.add_argument("--variant", default=None, help="every game with this variant (else at random)")
+    parser.add_argument("--start", type=int, default=0, help="the first game's number (its seed)")
+    args = parser.parse_args(argv)
     batch, total, events, differ = [], 0, 0, []
-    for number in range(count):
-        batch.append(play(number))
-        if len(batch) == 25 or number == count - 1:
+    last = args.start + args.count - 1
+    for number in range(args.start, last + 1):
+        batch.append(play(number, args.game, args.players, variant=args.variant))
+        if len(batch) == 25 or number == last:
             result = compare(batch)
             total += result["games"]
             events += result["events"]
@@ -210,5 +223,9 @@ if __name__ == "__main__":
             print(f"{total} games, {events} events compared, {len(differ)} differ", flush=True)
             batch = []
     for d in differ[:5]:
-        print(d)
-    sys.exit(1 if differ else 0)
+        print(json.dumps(d, ensure_ascii=False)[:3000])
+    return 1 if differ else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -158,6 +158,23 @@ def test_whole_games_replay_alike():
     assert result["games"] == count and result["differ"] == []
 
 
+def test_whole_1667_games_replay_alike():
+    """Tortuga 1667 the same way: 4-9 players, both set-ups, with the judge's discretion and
+    stand-ins mixed in; the page's replay and pbem's agree on every state and verdict.
+    $PBEM_DIFF_GAMES sets the count here too (the branch's integration ran 500)."""
+    count = int(os.environ.get("PBEM_DIFF_GAMES", "60"))
+    games = [botgames.play(number, "tortuga1667") for number in range(count)]
+    rows = [json.loads(line) for g in games for line in g["export"].splitlines()]
+    kinds = {row["kind"] for row in rows}
+    assert {"paused", "resumed", "extended", "replaced", "nmr", "default", "disclosed"} <= kinds
+    assert any('"by":"stand-in"' in g["export"] for g in games)
+    created = [row["data"] for row in rows if row["kind"] == "created"]
+    assert {c["options"]["variant"] for c in created} == {"standard", "advanced"}
+    assert len({len(c["players"]) for c in created}) >= 4
+    result = node.run(botgames.COMPARE, games)
+    assert result["games"] == count and result["differ"] == []
+
+
 ALTERED = r"""
 const out = [];
 for (const g of INPUT) {
