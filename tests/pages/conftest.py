@@ -208,8 +208,9 @@ def pages(browser, tmp_path):
 
 
 def replays(name: str) -> bool:
-    """Whether the page has the rules of the game an example or a game type names: Tortuga
-    1667's (pbem/pages/js/tortuga1667.js) come from another piece of work."""
+    """Whether the page has the rules of the game an example or a game type names: both games
+    since pbem/pages/js/tortuga1667.js is in the page (without that file, 1667 logs would be
+    UNCHECKED, and the tests would expect that verdict instead)."""
     return "1667" not in name or (ROOT / "pbem" / "pages" / "js" / "tortuga1667.js").exists()
 
 
