@@ -73,7 +73,7 @@ def test_start_up_imports_no_heavy_modules(cli, helpers, pbem_db, args):
 READ_PATH_MAY_ADD = {
     "pbem", "pbem.text", "pbem.cli", "pbem.cli.entry", "pbem.cli.program", "pbem.cli.common", "pbem.cli.game",
     "pbem.store", "pbem.store.errors", "pbem.store.faults", "pbem.store.store", "pbem.store.event",
-    "pbem.store.migrations", "pbem.store.judge",
+    "pbem.store.migrations", "pbem.store.judge", "pbem.store.snapshots",
     "pbem.protocol", "pbem.protocol.canonical", "pbem.protocol.times", "pbem.protocol.snapshot",
     "pbem.games",  # its package alone (round_word), never a game's rules
     "pbem.mail", "pbem.render", "pbem.render.publish",  # their packages and the write hooks alone
