@@ -424,7 +424,8 @@ def test_the_judges_discretion_is_in_the_verdict_as_the_audit_words_it(pages, pa
     text = _game_with_discretion(pages.tmp)
     shown = check(pages, page, text, "discretion.jsonl")
     assert shown["verdict"] == "OK"
-    assert shown["line"].startswith("OK: complete, seed hash not compared (none given), judge key not compared (none given), no published heads given, "
+    assert shown["line"].startswith("OK: complete, seed hash not compared (none given), judge key not compared "
+                                    "(none given), no published heads given, "
                                     "0 receipts checked; the judge's discretion: no client seed: the judge alone chose the deal, "
                                     "1 forced default, 1 pause, 3 extensions (2 by the "
                                     "moderator, 1 after the deadline had passed), 1 replacement, ")
@@ -433,7 +434,8 @@ def test_the_judges_discretion_is_in_the_verdict_as_the_audit_words_it(pages, pa
     cut = next(i for i, r in enumerate(rows) if r["data"].get("by") == "stand-in") + 1
     shown = check(pages, page, pages.rechain(rows[:cut]), "discretion-cut.jsonl")
     assert shown["verdict"] == "INCOMPLETE"
-    assert "; the judge's discretion: 1 pause, " in shown["line"] and shown["line"].endswith(", 1 stand-in move")
+    assert ("; the judge's discretion: no client seed: the judge alone chose the deal, 1 forced default, 1 pause, "
+            in shown["line"]) and shown["line"].endswith(", 1 stand-in move")
 
 
 def _signed_with_a_replacement(tmp) -> tuple[list[dict], str]:
