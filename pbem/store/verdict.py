@@ -48,11 +48,10 @@ def check_published(published: Published | None, game: str, rows: list[dict], re
                                        f"{short(published.seed_hash)}: the game was dealt from another seed")
     judge_key = created.get("judge_key") if isinstance(created.get("judge_key"), str) else None
     report["judge_key_checked"] = published.judge_key is not None
-    if published.judge_key is not None and judge_key != published.judge_key:
-        from ..protocol.signing import fingerprint
-        logged = f"judge key {fingerprint(judge_key)}" if judge_key is not None else "no judge key"
+    if published.judge_key is not None and not _same_key(judge_key, published.judge_key):
+        logged = f"judge key {_fingerprint(judge_key)}" if judge_key is not None else "no judge key"
         raise PublishedMismatch(1, f"created names {logged}, not the published judge key "
-                                   f"{fingerprint(published.judge_key)}: the log is not the game the judge announced")
+                                   f"{_fingerprint(published.judge_key)}: the log is not the game the judge announced")
     heads = list(published.heads)
     for name, raw in published.head_files:
         from ..protocol.heads import NoHeads, heads_in_file
@@ -70,7 +69,8 @@ def check_published(published: Published | None, game: str, rows: list[dict], re
         if body["game"] != game:
             raise BadAuditInput(f"receipt {number} is for game {body['game']}, not {game}")
         _check_signer(number, body, judge_key, published.judge_key)
-        reason = contradiction(number, body, judge_key, hashes)
+        # signed by the log's judge key (the same key bytes), so only the events can disagree
+        reason = contradiction(number, body, body["judge_key"], hashes)
         if reason is not None:
             raise PublishedMismatch(body["seq"], reason)
     report["receipts_checked"] = len(published.receipts)
@@ -80,17 +80,33 @@ def _check_signer(number: int, body: dict, logged: str | None, published: str | 
     """A receipt signed by another key than the judge's is bad evidence, not a lie of the
     log: with --judge-key it proves nothing; without, the audit cannot tell a forged
     receipt from a forged log (docs/protocol.md §12)."""
-    from ..protocol.signing import fingerprint
-    signer = fingerprint(body["judge_key"])
+    signer = _fingerprint(body["judge_key"])
     if published is not None:
-        if body["judge_key"] != published:
+        if not _same_key(body["judge_key"], published):
             raise BadAuditInput(f"receipt {number} is signed by judge key {signer}, not the published judge key "
-                                f"{fingerprint(published)}: it proves nothing about this log")
-    elif body["judge_key"] != logged:
-        names = f"judge key {fingerprint(logged)}" if logged is not None else "no judge key"
+                                f"{_fingerprint(published)}: it proves nothing about this log")
+    elif not _same_key(body["judge_key"], logged):
+        names = f"judge key {_fingerprint(logged)}" if logged is not None else "no judge key"
         raise BadAuditInput(f"receipt {number} is signed by judge key {signer}, but this log's created names "
                             f"{names}: without --judge-key the audit cannot tell a forged receipt from a forged "
                             f"log; give the judge key published at pbem new")
+
+
+def _same_key(one: str | None, other: str | None) -> bool:
+    """Whether two public key texts name the same 32 key bytes."""
+    from ..protocol.signing import KeyFormatError, parse_public_key
+    try:
+        return one is not None and other is not None and parse_public_key(one) == parse_public_key(other)
+    except KeyFormatError:
+        return False
+
+
+def _fingerprint(text: str) -> str:
+    from ..protocol.signing import KeyFormatError, fingerprint
+    try:
+        return fingerprint(text)
+    except KeyFormatError:
+        return "(not a key)"
 
 
 def _check_head(seq: int, digest: str, hashes: list[str]) -> None:

@@ -54,6 +54,9 @@ def test_an_honest_finished_game_names_no_act(cli, finished_copy):
     assert line == ("OK: complete, seed hash not compared (none given), judge key matches the published one, no "
                     "published heads given, 0 receipts checked")
     assert "discretion" not in report and report["judge_key_checked"] is True
+    # the key as pasted from a wrapped mail (white space inside) is the same key
+    wrapped = cli("audit", "done", "--judge-key", f"{judge[:30]}\n  {judge[30:]}")
+    assert wrapped.exit_code == 0 and "judge key matches the published one" in wrapped.stdout
 
 
 def _receipts(cli, finished_copy, tmp_path) -> tuple[str, str, str]:

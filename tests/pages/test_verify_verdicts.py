@@ -45,7 +45,8 @@ def test_every_example_is_ok(pages, page, name):
     text = (pages.EXAMPLES / f"{name}.jsonl").read_text(encoding="utf-8")
     shown = check(pages, page, text, f"{name}.jsonl")
     assert shown["verdict"] == "OK", shown
-    assert shown["line"].startswith("OK: complete, seed hash not compared (none given), judge key not compared (none given), no published heads given")
+    assert shown["line"].startswith("OK: complete, seed hash not compared (none given), judge key not compared "
+                                    "(none given), no published heads given")
     # it says plainly what it did not check, and how to check it
     assert "Not checked here" in shown["details"] and f"pbem audit --file {name}.jsonl" in shown["details"]
 
