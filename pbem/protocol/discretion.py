@@ -1,4 +1,5 @@
-"""The judge's discretion, in the log (docs/protocol.md §14; version 3 logs only).
+"""The judge's discretion, in the log (docs/protocol.md §14; version 3 logs only), and the
+tally of its forced and discretionary acts that the audit's verdict names (§13, every log).
 
 A log is of version 3 when its ``created`` has a judge key. Then, in a game that requires
 signatures, client seeds are signed like every other submission; and every ``nmr``, and
