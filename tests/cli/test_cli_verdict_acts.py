@@ -113,3 +113,15 @@ def test_a_log_whose_created_names_another_judge_key_fails(cli, finished_copy, t
                                              f"announced")
     assert json.loads(cli("audit", "--file", tmp_path / "forged.jsonl", "--judge-key", judge,
                           "--json").stdout)["verdict"] == "FAIL"
+
+
+def test_a_key_given_at_new_then_replaced_is_a_change_and_a_first_key_is_not(cli, tmp_path):
+    first, second, third = (cli.json("keygen", "-o", tmp_path / f"{n}.key")["public_key"] for n in "abc")
+    cli.ok("new", "g", "--players", "ani,alex", "--key", f"ani={first}")
+    cli.ok("key", "g", "alex", third)  # alex's first key: no change
+    cli.ok("key", "g", "ani", second)
+    cli.ok("client-seed", "g", "alex", "alex's words")
+    cli.ok("start", "g")
+    line, report = audited(cli, "g")
+    assert line.endswith("; the judge's discretion: ani's key was changed once")
+    assert report["discretion"] == {"key_changes": {"ani": 1}}
