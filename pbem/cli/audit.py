@@ -113,18 +113,20 @@ def audit(game: Annotated[Optional[str], typer.Argument(help="A game in the data
           head: Annotated[Optional[List[str]], typer.Option("--head", help="A published chain head SEQ:HASH that must be a prefix of the log (repeatable; the hash whole or its first 8+ hex characters).")] = None,
           heads: Annotated[Optional[List[Path]], typer.Option("--heads", help="A file holding published heads ('event N HASH'): a saved summary, an mbox of the list, a saved forum thread (repeatable).")] = None,
           seed_hash: Annotated[Optional[str], typer.Option("--seed-hash", help="The seed hash published when the game was created (64 hex characters).")] = None,
+          judge_key: Annotated[Optional[str], typer.Option("--judge-key", help="The judge key published when the game was created (pbem-ed25519-public:...).")] = None,
           receipt: Annotated[Optional[List[Path]], typer.Option("--receipt", help="A file holding the judge's signed receipts, checked against the log (repeatable).")] = None,
           db: DbOption = None, as_json: JsonOption = False):
     """Check the log and say what it proves: OK (exit 0), FAIL (1), INCOMPLETE (3).
 
-    Checks, in order: the hash chain; the published seed hash; every published head is a
+    Checks, in order: the hash chain; the published seed hash; the published judge key;
+    every published head is a
     prefix of the log; every receipt agrees with the log; the replay (commitments,
     signatures, deadlines and, once the seed is known, every roll and draw). The first line
     of the output is the verdict (docs/protocol.md, section 13).
 
     \b
     Example: pbem audit g1
-    Example: pbem audit --file g1.jsonl --seed-hash 5e1f... --heads summaries.mbox --receipt my-receipts.txt
+    Example: pbem audit --file g1.jsonl --seed-hash 5e1f... --judge-key pbem-ed25519-public:N/Ov... --heads summaries.mbox --receipt my-receipts.txt
     Example: pbem audit --file g1.jsonl --head 214:9f3a06c1    (the head a summary published)
     """
     from ..protocol.errors import BadAuditInput
@@ -145,6 +147,14 @@ def audit(game: Annotated[Optional[str], typer.Argument(help="A game in the data
         published.seed_hash = seed_hash.strip().lower()
         if len(published.seed_hash) != 64 or any(c not in "0123456789abcdef" for c in published.seed_hash):
             fail("give --seed-hash as the 64 hex characters of the seed hash the game published at its start", 2)
+    if judge_key is not None:
+        import base64
+        from ..protocol.signing import PUBLIC_PREFIX, KeyFormatError, parse_public_key
+        try:
+            raw = parse_public_key(judge_key)
+        except KeyFormatError as exc:
+            fail(f"give --judge-key as the judge key printed by pbem new (pbem-ed25519-public:...): {exc}", 2)
+        published.judge_key = PUBLIC_PREFIX + base64.b64encode(raw).decode("ascii")
     from .inputs import InputRefused
     try:
         for path in heads or []:

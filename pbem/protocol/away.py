@@ -2,8 +2,8 @@
 
 ``pause``, ``resume``, ``extend`` and ``replace`` write one event each (see ``seats.py`` for
 what the replay checks), in one transaction with the mail they call for (the judge's write
-hook). ``tally`` counts the discretionary events of a log, for the audit's verdict: what
-the judge decided at its discretion, and who asked.
+hook). Their tally for the audit's verdict is ``discretion.tally``, with the judge's other
+forced and discretionary acts.
 """
 
 from __future__ import annotations
@@ -72,49 +72,3 @@ def replace(store, game_id: str, seat: str, key: str | None = None, reason: str 
             data["key"] = key.strip()
         return [("replaced", data)]
     return write(store, game_id, build, at)
-
-
-def tally(rows) -> dict:
-    """The discretionary events of a log (export dicts or Events), counted for a verdict:
-    ``{"pauses", "extensions", "extensions_by_moderator", "extensions_after_deadline",
-    "replacements", "stand_in_moves"}``
-    (only the non-zero ones). Forced defaults and moderator-made seals are counted with
-    the trust checks of the audit itself."""
-    counts: dict[str, int] = {}
-
-    def add(name: str) -> None:
-        counts[name] = counts.get(name, 0) + 1
-    for ev in rows:
-        kind, data, at = (ev["kind"], ev["data"], ev["at"]) if isinstance(ev, dict) else (ev.kind, ev.data, ev.at)
-        if kind == "paused":
-            add("pauses")
-        elif kind == "extended":
-            add("extensions")
-            if data.get("by") == "moderator":
-                add("extensions_by_moderator")
-            if any(isinstance(r, dict) and isinstance(r.get("from"), str) and at >= r["from"]
-                   for r in data.get("requests") or ()):
-                add("extensions_after_deadline")  # the moderator's new deadline for an overdue request
-        elif kind == "replaced":
-            add("replacements")
-        elif kind in ("commit", "decide") and data.get("by") == "stand-in":
-            add("stand_in_moves")
-    return counts
-
-
-def tally_text(counts: dict) -> str:
-    """"2 extensions (1 by the moderator), 1 replacement, ..." (empty when nothing)."""
-    def n(count: int, word: str) -> str:
-        return f"{count} {word}{'' if count == 1 else 's'}"
-    parts = []
-    if counts.get("pauses"):
-        parts.append(n(counts["pauses"], "pause"))
-    if counts.get("extensions"):
-        late = counts.get("extensions_after_deadline")
-        parts.append(n(counts["extensions"], "extension") + f" ({counts.get('extensions_by_moderator', 0)} by the "
-                     f"moderator" + (f", {late} after the deadline had passed" if late else "") + ")")
-    if counts.get("replacements"):
-        parts.append(n(counts["replacements"], "replacement"))
-    if counts.get("stand_in_moves"):
-        parts.append(n(counts["stand_in_moves"], "stand-in move"))
-    return ", ".join(parts)

@@ -1,4 +1,5 @@
-"""The judge's discretion, in the log (docs/protocol.md §14; version 3 logs only).
+"""The judge's discretion, in the log (docs/protocol.md §14; version 3 logs only), and the
+tally of its forced and discretionary acts that the audit's verdict names (§13, every log).
 
 A log is of version 3 when its ``created`` has a judge key. Then, in a game that requires
 signatures, client seeds are signed like every other submission; and every ``nmr``, and
@@ -105,3 +106,100 @@ class Discretion:
         player marked ``nmr`` in a sealed step: it records no deadline of its own."""
         step = self.public_steps.get((data.get("round"), data.get("step")), {})
         return bool(data.get("sealed")) and step.get("commits", {}).get(data.get("player"), (None, None))[1] == "nmr"
+
+
+# ---------------------------------------------------------------------- the tally for the verdict
+
+def tally(rows, ended_early: dict | None = None) -> dict:
+    """The judge's forced and discretionary acts in a log (export dicts or Events), counted
+    for the verdict (docs/protocol.md §13): ``{"forced_defaults", "ended_early",
+    "no_client_seed", "key_changes", "defaults_during_pause", "pauses", "extensions",
+    "extensions_by_moderator", "extensions_after_deadline", "replacements",
+    "stand_in_moves"}`` (only the non-zero ones). ``ended_early``: ``{"round": R,
+    "round_word": "turn"}`` when the seed was revealed before the game was over (the
+    replay knows it, the rows alone do not)."""
+    counts: dict = {}
+
+    def add(name: str) -> None:
+        counts[name] = counts.get(name, 0) + 1
+    keyed: set = set()
+    key_changes: dict[str, int] = {}
+    paused = started = client_seeds = False
+    for ev in rows:
+        kind, data, at = (ev["kind"], ev["data"], ev["at"]) if isinstance(ev, dict) else (ev.kind, ev.data, ev.at)
+        if kind == "created":
+            keyed.update(data.get("keys") or {})
+        elif kind == "started":
+            started = True
+        elif kind == "client_seed":
+            client_seeds = True
+        elif kind == "key":
+            player = data.get("player")
+            if player in keyed:  # the seat had a key: this one replaces it
+                key_changes[player] = key_changes.get(player, 0) + 1
+            keyed.add(player)
+        elif kind in ("nmr", "default"):
+            if data.get("forced") is True:
+                add("forced_defaults")
+            if paused:
+                add("defaults_during_pause")
+        elif kind == "paused":
+            paused = True
+            add("pauses")
+        elif kind == "resumed":
+            paused = False
+        elif kind == "extended":
+            add("extensions")
+            if data.get("by") == "moderator":
+                add("extensions_by_moderator")
+            if any(isinstance(r, dict) and isinstance(r.get("from"), str) and at >= r["from"]
+                   for r in data.get("requests") or ()):
+                add("extensions_after_deadline")  # the moderator's new deadline for an overdue request
+        elif kind == "replaced":
+            add("replacements")
+        if kind in ("commit", "decide") and data.get("by") == "stand-in":
+            add("stand_in_moves")
+    if ended_early:
+        counts["ended_early"] = dict(ended_early)
+    if started and not client_seeds:
+        counts["no_client_seed"] = True
+    if key_changes:
+        counts["key_changes"] = key_changes
+    return {name: counts[name] for name in ORDER if name in counts}
+
+
+# the order of the verdict's parts (and of the --json object)
+ORDER = ("ended_early", "no_client_seed", "forced_defaults", "defaults_during_pause", "key_changes", "pauses",
+         "extensions", "extensions_by_moderator", "extensions_after_deadline", "replacements", "stand_in_moves")
+TIMES = {1: "once", 2: "twice"}
+
+
+def tally_text(counts: dict) -> str:
+    """The verdict's words for a tally, the one place they are made: "the judge ended the
+    game early, at turn 3, 2 forced defaults, 1 extension (1 by the moderator), ..."
+    (empty when nothing)."""
+    def n(count: int, word: str) -> str:
+        return f"{count} {word}{'' if count == 1 else 's'}"
+    parts = []
+    early = counts.get("ended_early")
+    if early:
+        parts.append(f"the judge ended the game early, at {early.get('round_word', 'round')} {early.get('round')}")
+    if counts.get("no_client_seed"):
+        parts.append("no client seed: the judge alone chose the deal")
+    if counts.get("forced_defaults"):
+        parts.append(n(counts["forced_defaults"], "forced default"))
+    if counts.get("defaults_during_pause"):
+        parts.append(n(counts["defaults_during_pause"], "default") + " during a pause")
+    for player, times in (counts.get("key_changes") or {}).items():
+        parts.append(f"{player}'s key was changed {TIMES.get(times, f'{times} times')}")
+    if counts.get("pauses"):
+        parts.append(n(counts["pauses"], "pause"))
+    if counts.get("extensions"):
+        late = counts.get("extensions_after_deadline")
+        parts.append(n(counts["extensions"], "extension") + f" ({counts.get('extensions_by_moderator', 0)} by the "
+                     f"moderator" + (f", {late} after the deadline had passed" if late else "") + ")")
+    if counts.get("replacements"):
+        parts.append(n(counts["replacements"], "replacement"))
+    if counts.get("stand_in_moves"):
+        parts.append(n(counts["stand_in_moves"], "stand-in move"))
+    return ", ".join(parts)

@@ -55,8 +55,8 @@ def _audit(game: str, rows: list[dict], seed: bytes | None, published=None,
         held = _held_count(session, rows)
         if held:
             report["held_reveals"] = held
-        from ..protocol.away import tally
-        discretion = tally(rows)
+        from ..protocol.discretion import tally
+        discretion = tally(rows, _ended_early(session))
         if discretion:
             report["discretion"] = discretion
         report["finished"] = session.finished
@@ -73,6 +73,14 @@ def _audit(game: str, rows: list[dict], seed: bytes | None, published=None,
     except (KeyError, TypeError, ValueError) as exc:  # malformed event data
         report.update(problem=f"malformed event data: {exc}")
     return report
+
+
+def _ended_early(session) -> dict | None:
+    """The round at which the judge revealed the seed before the game was over, if it did."""
+    if not session.seed_revealed or session.finished:
+        return None
+    from ..games import round_word
+    return {"round": getattr(session.state, "round", None), "round_word": round_word(session.meta.get("game_type"))}
 
 
 def _held_count(session, rows) -> dict | None:
@@ -236,7 +244,7 @@ def report_text(report: dict) -> str:
                      + ("each checked against its commitment and its step's digest (disclosed)" if held["disclosed"]
                         else "order checked; their contents are disclosed and checked at the end"))
     if report.get("discretion"):
-        from ..protocol.away import tally_text
+        from ..protocol.discretion import tally_text
         lines.append(f"the judge's discretion, each logged with who asked and why: {tally_text(report['discretion'])}")
     if report.get("scores"):
         lines.append("final scores: " + ", ".join(f"{p} {s}" for p, s in report["scores"].items()))

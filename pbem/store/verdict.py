@@ -22,6 +22,7 @@ class Published:
     """What the auditor was given besides the log."""
 
     seed_hash: str | None = None
+    judge_key: str | None = None  # the judge key published at pbem new, from --judge-key
     heads: list = field(default_factory=list)  # (seq, hash or its first 8+ hex characters), from --head
     head_files: list = field(default_factory=list)  # (name, bytes), from --heads
     receipts: list = field(default_factory=list)  # receipt bodies, already checked for form and signature
@@ -34,8 +35,9 @@ class PublishedMismatch(Exception):
 
 
 def check_published(published: Published | None, game: str, rows: list[dict], report: dict) -> None:
-    """Seed hash, heads, receipts, in that order; raise PublishedMismatch at the first
-    contradiction, BadAuditInput for what cannot be used. Counts go into ``report``."""
+    """Seed hash, judge key, heads, receipts, in that order; raise PublishedMismatch at the
+    first contradiction, BadAuditInput for what cannot be used (a receipt not signed by the
+    judge key: bad evidence, never a FAIL). Counts go into ``report``."""
     published = published or Published()
     created = rows[0]["data"] if rows and rows[0]["kind"] == "created" else {}
     report["seed_hash_checked"] = published.seed_hash is not None
@@ -44,6 +46,12 @@ def check_published(published: Published | None, game: str, rows: list[dict], re
         if logged != published.seed_hash:
             raise PublishedMismatch(1, f"the seed hash in created is {short(logged)}, not the published "
                                        f"{short(published.seed_hash)}: the game was dealt from another seed")
+    judge_key = created.get("judge_key") if isinstance(created.get("judge_key"), str) else None
+    report["judge_key_checked"] = published.judge_key is not None
+    if published.judge_key is not None and not _same_key(judge_key, published.judge_key):
+        logged = f"judge key {_fingerprint(judge_key)}" if judge_key is not None else "no judge key"
+        raise PublishedMismatch(1, f"created names {logged}, not the published judge key "
+                                   f"{_fingerprint(published.judge_key)}: the log is not the game the judge announced")
     heads = list(published.heads)
     for name, raw in published.head_files:
         from ..protocol.heads import NoHeads, heads_in_file
@@ -56,15 +64,49 @@ def check_published(published: Published | None, game: str, rows: list[dict], re
     for seq, digest in distinct:
         _check_head(seq, digest, hashes)
     report["heads_checked"] = len(distinct)
-    judge_key = created.get("judge_key")
     report["receipts_possible"] = judge_key is not None
     for number, body in enumerate(published.receipts, start=1):
         if body["game"] != game:
             raise BadAuditInput(f"receipt {number} is for game {body['game']}, not {game}")
-        reason = contradiction(number, body, judge_key, hashes)
+        _check_signer(number, body, judge_key, published.judge_key)
+        # signed by the log's judge key (the same key bytes), so only the events can disagree
+        reason = contradiction(number, body, body["judge_key"], hashes)
         if reason is not None:
             raise PublishedMismatch(body["seq"], reason)
     report["receipts_checked"] = len(published.receipts)
+
+
+def _check_signer(number: int, body: dict, logged: str | None, published: str | None) -> None:
+    """A receipt signed by another key than the judge's is bad evidence, not a lie of the
+    log: with --judge-key it proves nothing; without, the audit cannot tell a forged
+    receipt from a forged log (docs/protocol.md §12)."""
+    signer = _fingerprint(body["judge_key"])
+    if published is not None:
+        if not _same_key(body["judge_key"], published):
+            raise BadAuditInput(f"receipt {number} is signed by judge key {signer}, not the published judge key "
+                                f"{_fingerprint(published)}: it proves nothing about this log")
+    elif not _same_key(body["judge_key"], logged):
+        names = f"judge key {_fingerprint(logged)}" if logged is not None else "no judge key"
+        raise BadAuditInput(f"receipt {number} is signed by judge key {signer}, but this log's created names "
+                            f"{names}: without --judge-key the audit cannot tell a forged receipt from a forged "
+                            f"log; give the judge key published at pbem new")
+
+
+def _same_key(one: str | None, other: str | None) -> bool:
+    """Whether two public key texts name the same 32 key bytes."""
+    from ..protocol.signing import KeyFormatError, parse_public_key
+    try:
+        return one is not None and other is not None and parse_public_key(one) == parse_public_key(other)
+    except KeyFormatError:
+        return False
+
+
+def _fingerprint(text: str) -> str:
+    from ..protocol.signing import KeyFormatError, fingerprint
+    try:
+        return fingerprint(text)
+    except KeyFormatError:
+        return "(not a key)"
 
 
 def _check_head(seq: int, digest: str, hashes: list[str]) -> None:
@@ -89,6 +131,8 @@ def _plural(n: int, one: str, many: str) -> str:
 def _proven(report: dict) -> str:
     seed = ("seed hash matches the published one" if report.get("seed_hash_checked")
             else "seed hash not compared (none given)")
+    seed += (", judge key matches the published one" if report.get("judge_key_checked")
+             else ", judge key not compared (none given)")
     n = report.get("heads_checked", 0)
     heads = ("no published heads given" if not n
              else _plural(n, "1 published head is a prefix", "published heads are prefixes"))
@@ -98,10 +142,10 @@ def _proven(report: dict) -> str:
 
 
 def _discretion(report: dict) -> str:
-    """The pauses, extensions, replacements and stand-in moves of the log (protocol.away)."""
+    """The forced and discretionary acts of the log (protocol.discretion.tally)."""
     if not report.get("discretion"):
         return ""
-    from ..protocol.away import tally_text
+    from ..protocol.discretion import tally_text
     return f"; the judge's discretion: {tally_text(report['discretion'])}"
 
 

@@ -61,7 +61,8 @@ def test_replace(cli):
     assert event["kind"] == "replaced" and event["data"] == {"seat": "frank", "by": "moderator",
                                                              "reason": "frank left"}
     audit = cli.ok("audit", "g1").stdout
-    assert "the judge's discretion, each logged with who asked and why: 1 replacement" in audit
+    assert ("the judge's discretion, each logged with who asked and why: no client seed: the judge alone chose "
+            "the deal, 1 replacement") in audit
 
 
 def test_replace_in_a_game_by_mail(cli):

@@ -188,8 +188,8 @@ def test_the_moderator_gives_an_overdue_request_a_new_deadline_in_a_game_that_wa
     [event] = [e for e in game.log() if e["kind"] == "extended"]
     assert event["data"]["by"] == "moderator" and event["data"]["requests"][0]["from"] == when(24)
     report = audit_store(game.store, "g1")
-    assert report["ok"] and report["discretion"] == {"extensions": 1, "extensions_by_moderator": 1,
-                                                     "extensions_after_deadline": 1}
+    assert report["ok"] and report["discretion"] == {"no_client_seed": True, "extensions": 1,
+                                                     "extensions_by_moderator": 1, "extensions_after_deadline": 1}
     assert "1 extension (1 by the moderator, 1 after the deadline had passed)" in report_text(report)
 
 
@@ -264,7 +264,7 @@ def test_a_seat_changes_hands(timed):
     reveals = {e["data"]["player"]: e["data"]["choice"] for e in game.log() if e["kind"] == "reveal"}
     assert reveals["lothar"] == "C"
     report = audit_store(game.store, "g1")
-    assert report["ok"] and report["discretion"] == {"replacements": 1}
+    assert report["ok"] and report["discretion"] == {"no_client_seed": True, "replacements": 1}
     assert "1 replacement" in report_text(report)
 
 

@@ -220,7 +220,8 @@ def play(tmp_path, room, port, game_type: str, kinds: dict, seed: int, drop_afte
     assert audit["ok"] and audit["seed_revealed"], audit
     stand_in = audit["discretion"].pop("stand_in_moves")
     assert stand_in >= stand_in_moves
-    assert audit["discretion"] == {"pauses": 1, "extensions": 1, "replacements": 1}, audit["discretion"]
+    assert audit["discretion"] == {"no_client_seed": True, "pauses": 1, "extensions": 1, "replacements": 1}, \
+        audit["discretion"]
     verdict = pbem("audit", "--file", str(exported))
     moves = f"{stand_in} stand-in move" + ("s" if stand_in != 1 else "")
     assert f"1 pause, 1 extension (0 by the moderator), 1 replacement, {moves}" in verdict, verdict

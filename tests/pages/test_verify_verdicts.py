@@ -58,7 +58,8 @@ def test_every_example_is_ok(pages, page, name):
         return
     shown = check(pages, page, text, f"{name}.jsonl")
     assert shown["verdict"] == "OK", shown
-    assert shown["line"].startswith("OK: complete, seed hash not compared (none given), no published heads given")
+    assert shown["line"].startswith("OK: complete, seed hash not compared (none given), judge key not compared "
+                                    "(none given), no published heads given")
     # OK means everything was checked, the rules replay included
     assert "the rules replay of " in shown["details"] and "Not checked here" not in shown["details"]
 
@@ -237,8 +238,8 @@ def test_a_log_cut_before_the_seed_is_incomplete(pages, page):
     started = first(rows, "started")
     assert shown["verdict"] == "INCOMPLETE"
     assert shown["line"] == (f"INCOMPLETE: the log stops at event {len(cut)} before the seed is revealed; draws from "
-                             f"event {started['seq']} on are unchecked; seed hash not compared (none given), no "
-                             f"published heads given, receipts not possible (no judge key in created)")
+                             f"event {started['seq']} on are unchecked; seed hash not compared (none given), judge "
+                             f"key not compared (none given), no published heads given, receipts not possible (no judge key in created)")
 
 
 def test_a_1667_log_cut_before_the_disclosure_is_incomplete(pages, page):
@@ -308,7 +309,9 @@ def test_a_receipt_the_log_contradicts_fails(pages, page):
     (pages.tmp / "foreign.txt").write_text(foreign, encoding="utf-8")
     shown = check(pages, page, pages.rechain(rows), "judged.jsonl", receipts=foreign,
                   _audit=("--receipt", str(pages.tmp / "foreign.txt")))
+    assert shown["verdict"] == "USAGE"  # bad evidence, not a verdict on the log (§12)
     assert "is signed by judge key" in shown["line"] and "but this log's created names judge key" in shown["line"]
+    assert "cannot tell a forged receipt from a forged log" in shown["line"]
 
 
 def test_an_unusable_receipt_is_no_verdict(pages, page):
@@ -435,15 +438,18 @@ def test_the_judges_discretion_is_in_the_verdict_as_the_audit_words_it(pages, pa
     text = _game_with_discretion(pages.tmp)
     shown = check(pages, page, text, "discretion.jsonl")
     assert shown["verdict"] == "OK"
-    assert shown["line"].startswith("OK: complete, seed hash not compared (none given), no published heads given, "
-                                    "0 receipts checked; the judge's discretion: 1 pause, 3 extensions (2 by the "
+    assert shown["line"].startswith("OK: complete, seed hash not compared (none given), judge key not compared "
+                                    "(none given), no published heads given, "
+                                    "0 receipts checked; the judge's discretion: no client seed: the judge alone chose the deal, "
+                                    "1 forced default, 1 pause, 3 extensions (2 by the "
                                     "moderator, 1 after the deadline had passed), 1 replacement, ")
     assert shown["line"].endswith(" stand-in moves")
     rows = pages.rows_of(text)
     cut = next(i for i, r in enumerate(rows) if r["data"].get("by") == "stand-in") + 1
     shown = check(pages, page, pages.rechain(rows[:cut]), "discretion-cut.jsonl")
     assert shown["verdict"] == "INCOMPLETE"
-    assert "; the judge's discretion: 1 pause, " in shown["line"] and shown["line"].endswith(", 1 stand-in move")
+    assert ("; the judge's discretion: no client seed: the judge alone chose the deal, 1 forced default, 1 pause, "
+            in shown["line"]) and shown["line"].endswith(", 1 stand-in move")
 
 
 def _signed_with_a_replacement(tmp) -> tuple[list[dict], str]:
@@ -493,7 +499,8 @@ def test_a_replaced_seat_signs_with_its_new_key_and_the_former_key_no_longer_cou
              and "signature" in r["data"]]
     assert later, "alex made no signed move after the replacement"
     shown = check(pages, page, pages.rechain(rows), "replaced.jsonl")
-    assert shown["verdict"] == "INCOMPLETE" and shown["line"].endswith("; the judge's discretion: 1 replacement")
+    assert shown["verdict"] == "INCOMPLETE" and shown["line"].endswith(
+        "; the judge's discretion: no client seed: the judge alone chose the deal, 1 replacement")
     # the same move signed by the former person's key: refused from the replacement on
     target = later[0]
     d = target["data"]

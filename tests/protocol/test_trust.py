@@ -161,10 +161,13 @@ def first_head_at_or_after(game, seq: int, altered: list[dict]) -> str:
 def test_the_honest_game_is_ok_with_everything_the_public_and_players_kept(name, request):
     game = request.getfixturevalue(name)
     receipts = [body for blocks in game["receipts"].values() for body in read_receipts("".join(blocks))]
-    report = public(game, rechain(copy(game)), receipts=receipts)
+    report = public(game, rechain(copy(game)), receipts=receipts, judge_key=game["rows"][0]["data"]["judge_key"])
     heads = len(heads_in_text(game["heads"]))
-    assert report["verdict_line"] == (f"OK: complete, seed hash matches the published one, {heads} published heads "
-                                      f"are prefixes, {len(receipts)} receipts checked")
+    forced = sum(1 for row in game["rows"] if row["kind"] in ("nmr", "default") and row["data"].get("forced"))
+    assert forced  # the bots' game forces defaults, and the verdict names them
+    assert report["verdict_line"] == (f"OK: complete, seed hash matches the published one, judge key matches the "
+                                      f"published one, {heads} published heads are prefixes, {len(receipts)} "
+                                      f"receipts checked; the judge's discretion: {forced} forced default{'s' if forced > 1 else ''}")
     kinds = {row["kind"] for row in game["rows"]}
     assert {"nmr", "default"} <= kinds and len(receipts) > 20
     assert any(row["data"].get("by") == "moderator" for row in game["rows"] if row["kind"] == "commit")
@@ -354,22 +357,37 @@ def test_a_dropped_reveal_defaulted_as_nmr_is_caught_by_the_players_receipt(name
         f"that event")
 
 
-def test_a_receipt_from_another_key_or_a_log_without_a_key_is_a_contradiction(tortuga):
-    from pbem.protocol.signing import generate_keypair, public_from_secret
+def test_a_receipt_from_another_key_is_bad_evidence_and_a_log_without_the_published_key_fails(tortuga):
+    from pbem.protocol.errors import BadAuditInput
+    from pbem.protocol.signing import fingerprint, generate_keypair, public_from_secret
     rows = tortuga["rows"]
     secret = tortuga["store"].get_secret("g", SECRET_NAME)
-    assert public_from_secret(secret) == rows[0]["data"]["judge_key"]
-    body = make_body("g", "ani", 5, rows[4]["kind"], rows[4]["hash"], (6, rows[5]["hash"]), rows[0]["data"]["judge_key"])
+    judge = rows[0]["data"]["judge_key"]
+    assert public_from_secret(secret) == judge
+    body = make_body("g", "ani", 5, rows[4]["kind"], rows[4]["hash"], (6, rows[5]["hash"]), judge)
     good = read_receipts(receipt_block(secret, body))
-    assert audit.audit_file(rechain(copy(tortuga)), Published(receipts=good))["verdict"] == "OK"
+    honest = audit.audit_file(rechain(copy(tortuga)), Published(receipts=good, judge_key=judge))
+    assert honest["verdict"] == "OK" and honest["judge_key_checked"]
     other_secret, other_public = generate_keypair()
     forged = read_receipts(receipt_block(other_secret, {**body, "judge_key": other_public}))
-    line = audit.audit_file(rechain(copy(tortuga)), Published(receipts=forged))["verdict_line"]
-    assert line.startswith(f"FAIL: receipt 1 (ani, event 5 {rows[4]['kind']}) is signed by judge key ")
+    # a receipt signed by another key (a player's, say) frames nobody: bad evidence, no verdict
+    with pytest.raises(BadAuditInput, match=f"^receipt 1 is signed by judge key {fingerprint(other_public)}, not "
+                                            f"the published judge key {fingerprint(judge)}: it proves nothing"):
+        audit.audit_file(rechain(copy(tortuga)), Published(receipts=forged, judge_key=judge))
+    with pytest.raises(BadAuditInput, match="cannot tell a forged receipt from a forged log"):
+        audit.audit_file(rechain(copy(tortuga)), Published(receipts=forged))
     stripped = copy(tortuga)
     del stripped[0]["data"]["judge_key"]  # the judge removes its key to make receipts impossible
-    line = audit.audit_file(rechain(stripped), Published(receipts=good))["verdict_line"]
-    assert line.endswith("but this log's created names no judge key")
+    with pytest.raises(BadAuditInput, match="but this log's created names no judge key: without --judge-key"):
+        audit.audit_file(rechain(stripped), Published(receipts=good))
+    line = audit.audit_file(rechain(stripped), Published(receipts=good, judge_key=judge))["verdict_line"]
+    assert line == (f"FAIL: created names no judge key, not the published judge key {fingerprint(judge)}: the log "
+                    f"is not the game the judge announced")
+    swapped = copy(tortuga)
+    swapped[0]["data"]["judge_key"] = other_public  # the judge re-signs a forged log with a new key
+    line = audit.audit_file(rechain(swapped), Published(receipts=forged, judge_key=judge))["verdict_line"]
+    assert line == (f"FAIL: created names judge key {fingerprint(other_public)}, not the published judge key "
+                    f"{fingerprint(judge)}: the log is not the game the judge announced")
     # altered receipts prove nothing: a usage error, not a verdict
     from pbem.protocol.errors import BadAuditInput
     from pbem.protocol.armour import RECEIPT, armour, extract_blocks
