@@ -1,6 +1,7 @@
 """When a player is away or leaves: pause, resume, extend and replace (the moderator's discretion)."""
 
 
+from pathlib import Path
 from typing import Annotated, List, Optional
 
 import typer
@@ -80,7 +81,11 @@ def extend(game: GameArg,
            args: Annotated[Optional[List[str]], typer.Argument(
                help="[PLAYER] [DURATION]: whose deadlines (default: every player's) and by how much, e.g. 24h.",
                show_default=False)] = None,
-           until: UntilOption = None, reason: ReasonOption = None, db: DbOption = None, as_json: JsonOption = False):
+           until: UntilOption = None, reason: ReasonOption = None,
+           sign_with: Annotated[Optional[Path], typer.Option("--sign-with", help="Your secret key file (a player in a signed game): print your own signed extension for the judge instead of recording.", show_default=False)] = None,
+           context: Annotated[Optional[str], typer.Option("--context", help="With --sign-with: the TOKEN line of your private message (names you and the step).", show_default=False)] = None,
+           step: Annotated[Optional[str], typer.Option("--step", help="With --sign-with and PLAYER: the step ROUND.STEP whose deadlines you extend.", show_default=False)] = None,
+           db: DbOption = None, as_json: JsonOption = False):
     """Give more time: move what a player (or every player) owes now on by DURATION, or to --until.
 
     Only the deadlines of the requests open now change; the extension, who asked for it
@@ -92,10 +97,17 @@ def extend(game: GameArg,
     \b
     Example: pbem extend g1 frank 24h --reason "frank is travelling"
     Example: pbem extend g1 --until "2030-01-10 18:00"
+    Example: pbem extend g1 24h --context pbem1.eyJn...Q.1a2b3c4d --sign-with ani.key
+             (a player in a signed game: prints a signed extension to send; records nothing)
     """
     from ..protocol import away as absence
     from .common import parse_duration
     args = list(args or [])
+    if sign_with is not None:
+        _signed_extension(game, args, sign_with, context, step, until, as_json)
+        return
+    if context is not None or step is not None:
+        fail("--context and --step go with --sign-with (a player's own signed extension)", 2)
     player = duration = None
     if len(args) > 2:
         fail("give at most PLAYER and DURATION, e.g. pbem extend g1 frank 24h", 2)
@@ -114,6 +126,33 @@ def extend(game: GameArg,
     emit({"game": game, "requests": outcome["requests"]}, as_json, "\n".join(
         f"{safe(r['player'])} {r['kind']} (round {r['round']}, step {r['step']}): due {r['until']} (was {r['from']})"
         for r in outcome["requests"]))
+
+
+def _signed_extension(game: str, args: list, sign_with: Path, context, step, until, as_json: bool) -> None:
+    """Print a player's own signed extension block (docs/protocol.md §16); records nothing."""
+    from ..protocol import offline
+    from .common import parse_duration, parse_step
+    from .inputs import KEY, read_text
+    durations = [a for a in args if _looks_like_duration(a)]
+    names = [a for a in args if not _looks_like_duration(a)]
+    if until is not None or len(durations) != 1 or len(names) > 1:
+        fail("a signed extension is one DURATION (e.g. 24h): pbem extend g1 24h --context TOKEN --sign-with ani.key", 2)
+    if context is not None:
+        from ..protocol.token import read_token
+        ctx = read_token(context)
+        if ctx["game"] != game or (names and names[0] != ctx["player"]):
+            fail(f"this token is for {safe(ctx['player'])} in game {safe(ctx['game'])}, not "
+                 f"{safe(names[0]) if names else 'this player'} in {safe(game)}")
+        player, round_step = ctx["player"], (ctx["round"], ctx["step"])
+    elif names and step is not None:
+        player, round_step = names[0], parse_step(step)
+    else:
+        fail("say which step to extend: --context TOKEN (from your private message), or PLAYER and --step ROUND.STEP", 2)
+    block = offline.extension_block(game, player, round_step, parse_duration(durations[0]),
+                                    read_text(sign_with, KEY).strip())
+    emit({"game": game, "player": player, "round": round_step[0], "step": round_step[1], "block": block}, as_json,
+         f"send this signed extension to the judge (by mail, or pbem submit {game} FILE); nothing was "
+         f"recorded:\n{block}")
 
 
 def _looks_like_duration(text: str) -> bool:

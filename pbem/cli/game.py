@@ -153,21 +153,37 @@ def client_seed(game: GameArg, player: PlayerArg,
 @handled
 def key(game: GameArg, player: PlayerArg,
         public_key: Annotated[str, typer.Argument(help="The player's public key (pbem-ed25519-public:...).", show_default=False)],
+        sign_with: Annotated[Optional[Path], typer.Option("--sign-with", help="The secret key file of the key the seat holds now (player): print a signed key change for the judge instead of recording.")] = None,
         db: DbOption = None, as_json: JsonOption = False):
-    """Register a player's public key (before play starts).
+    """Register a player's public key (the moderator, before play starts); after the start a
+    key changes only by a block signed with the seat's key (the player's own: --sign-with).
 
     \b
     Example: pbem key g1 ani pbem-ed25519-public:ebVWLo/mVPlAeLES6KmLp5AfhTrmlb7X4OORC60ElmQ=
+    Example: pbem key g1 ani pbem-ed25519-public:NEW... --sign-with ani-old.key
+             (the player: prints a signed key change to send; records nothing)
     """
     from ..protocol import commands
     from ..protocol.signing import fingerprint
+    if sign_with is not None:
+        from ..protocol import offline
+        from .inputs import KEY, read_text
+        block = offline.key_change_block(game, player, public_key, read_text(sign_with, KEY).strip())
+        emit({"game": game, "player": player, "block": block}, as_json,
+             f"send this signed key change to the judge (pbem submit {game} FILE); nothing was recorded:\n{block}")
+        return
+    from ..protocol.receipts import issue
+    from .play import receipts_text
     store = open_store(db)
     outcome = {}
+    before = store.head(game)[0]
     commands.register_key(store, game, player, public_key, outcome=outcome)
+    receipts = issue(store, game, before, [player])
     said = (": already recorded; nothing changed" if outcome["already_recorded"]
             else " registered; it replaced the earlier key" if outcome["replaced"] else " registered")
-    emit({"game": game, "player": player, "fingerprint": fingerprint(public_key.strip()), **outcome}, as_json,
-         f"key of {safe(player)}{said} (fingerprint {fingerprint(public_key.strip())})")
+    emit({"game": game, "player": player, "fingerprint": fingerprint(public_key.strip()), **outcome,
+          "receipts": receipts}, as_json,
+         f"key of {safe(player)}{said} (fingerprint {fingerprint(public_key.strip())}){receipts_text(receipts)}")
 
 
 @handled

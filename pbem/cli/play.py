@@ -223,6 +223,14 @@ _WHAT = {"commit": "commitment", "reveal": "reveal", "decide": "decision"}
 
 def _submission_text(item: dict) -> str:
     """One line on one submission: recorded, a repeat, or a reveal whose choice was illegal."""
+    if item["kind"] == "key":
+        return f"key change of {safe(item['player'])}" + (": already recorded; nothing changed"
+                                                          if item["already_recorded"] else " recorded (signed with the seat's key)")
+    if item["kind"] == "extend":
+        if item["already_recorded"]:
+            return f"extension of {safe(item['player'])}: already recorded; nothing changed"
+        return f"extension of {safe(item['player'])} recorded: " + "; ".join(
+            f"{r['kind']} (round {r['round']}, step {r['step']}) due {r['until']} (was {r['from']})" for r in item["requests"])
     if item["kind"] == "client_seed":
         return f"client seed of {safe(item['player'])}" + (": already recorded; nothing changed"
                                                            if item["already_recorded"] else " recorded")

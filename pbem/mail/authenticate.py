@@ -27,8 +27,11 @@ def authenticate(store, msg, reading, row, signed_game: bool, blocks, now: str, 
         # nothing but a signed block can show who sent it: a From: header is easy to forge
         for command in acting:
             result.lines.append({"line": command.line[:200], "ok": False,
-                                 "text": "this game takes moves only as signed blocks (pbem seal / pbem decide "
-                                         "--key YOUR.key); paste the block into your mail"})
+                                 "text": "this game takes an extension only as a signed block (pbem extend GAME 24h "
+                                         "--context TOKEN --sign-with YOUR.key); paste the block into your mail"
+                                 if command.verb == "extend" else
+                                 "this game takes moves only as signed blocks (pbem seal / pbem decide "
+                                 "--key YOUR.key); paste the block into your mail"})
         reading.commands = [c for c in reading.commands if c not in acting]
     elif acting or blocks:
         _check_password(store, msg, reading, row, now)

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from .writing import note, write
 from .errors import Refused
-from .times import shift
 
 # event kinds that record a decision of the judge rather than a player's move
 KINDS = ("paused", "resumed", "extended", "replaced")
@@ -31,34 +30,16 @@ def resume(store, game_id: str, until: str | None = None, reason: str = "", at=N
 
 def extend(store, game_id: str, player: str | None = None, seconds: int | None = None,
            until: str | None = None, by: str = "moderator", reason: str = "", at=None,
-           outcome: dict | None = None):
+           outcome: dict | None = None, signed: dict | None = None):
     """Move the deadlines of what ``player`` owes now (every player's, when None) on by
     ``seconds``, or to ``until``. ``by`` "player": the player asked (by mail), within the
-    game's allowance. ``outcome`` gets ``requests``: each request with its old and new due."""
-    if (seconds is None) == (until is None):
-        raise Refused("give the extension as a duration (e.g. 24h) or as --until TIME, one of the two")
-
+    game's allowance; ``signed`` (the player's block: ``round``, ``step``, ``seconds``,
+    ``nonce``, ``signature``) moves what they owe in that step, and a game that requires
+    signatures takes a player's extension only so. ``outcome`` gets ``requests``: each
+    request with its old and new due."""
     def build(session):
-        if player is not None:
-            session.player(player)
-        if not session.meta.get("deadline_seconds"):
-            raise Refused(f"game {game_id} has no deadline (pbem new --deadline 48h), so there is nothing to extend")
-        if session.state is None:
-            raise Refused(f"game {game_id} has not started, so no deadline runs yet")
-        keys = [clock for who, _what, _sealed, clock in session.owed() if player is None or who == player]
-        if not keys:
-            raise Refused(f"{player} owes nothing now, so there is no deadline to extend" if player is not None
-                          else "nobody owes anything now, so there is no deadline to extend")
-        requests = []
-        for key in keys:
-            due = session.base_due(key)
-            requests.append({"player": key[0], "round": key[1], "step": key[2], "kind": key[3],
-                             "from": due, "until": until or shift(due, seconds)})
-        data = {"by": by, "reason": (reason or "").strip() or
-                ("asked by mail" if by == "player" else "the moderator's decision"), "requests": requests}
-        if player is not None:
-            data["player"] = player
-        note(outcome, requests=requests)
+        data = session.extension_data(player, seconds, until, by, reason, signed)  # seats.py
+        note(outcome, requests=data["requests"])
         return [("extended", data)]
     return write(store, game_id, build, at)
 

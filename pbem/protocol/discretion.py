@@ -21,6 +21,19 @@ def client_seed_body(game_id: str, data: dict) -> dict:
             "nonce": data["nonce"]}
 
 
+def key_change_body(game_id: str, data: dict) -> dict:
+    """The object a player signs, with the key their seat holds, to change it (§14)."""
+    return {"v": 1, "game": game_id, "kind": "key", "player": data["player"], "public_key": data["public_key"],
+            "nonce": data["nonce"]}
+
+
+def extension_body(game_id: str, data: dict) -> dict:
+    """The object a player signs to extend what they owe in round ``round`` step ``step``
+    by ``seconds`` (§16): every request of the event is of that step, due that much later."""
+    return {"v": 1, "game": game_id, "kind": "extend", "player": data["player"], "round": data["round"],
+            "step": data["step"], "seconds": data["seconds"], "nonce": data["nonce"]}
+
+
 def default_marks(session, key: tuple, force: bool, at: str, grace: int) -> dict:
     """The ``forced`` mark and (version 3) the recorded ``deadline`` of a default for the
     request ``key`` written at ``at``: refused when it is not due and not ``force``d."""
@@ -68,6 +81,43 @@ class Discretion:
         if not verify(self.keys[player], client_seed_body(self.game_id, data), signature):
             raise Refused(f"the signature on {player}'s client_seed is not valid for their registered key")
         self.nonces.add(nonce)
+        self.seed_signed[player] = {"signature": signature, "nonce": nonce}
+
+    def _signed_fields(self, player: str, data: dict, what: str) -> None:
+        """What a signed block's checks are before its signature: a key to check it with, a
+        fresh nonce (the signature itself is checked last, as the verifier page does)."""
+        if player not in self.keys:
+            raise Refused(f"{player} has no registered key in this game, so a signed {what} cannot be checked")
+        nonce = data.get("nonce")
+        if not isinstance(nonce, str) or not 1 <= len(nonce) <= 64:
+            raise Refused("a signed submission needs a nonce of 1 to 64 characters")
+        if nonce in self.nonces:
+            raise Refused(f"this signed {what} was already used (replayed submission); sign a fresh one")
+
+    def _verify_signed(self, player: str, body: dict, data: dict, what: str) -> None:
+        from .signing import verify
+        if not verify(self.keys[player], body, data["signature"]):
+            raise Refused(f"the signature on {player}'s {what} is not valid for the key their seat holds")
+        self.nonces.add(data["nonce"])
+
+    def _verify_extension(self, player: str, data: dict) -> None:
+        """The signature of a player's own extension (seats.py checks the rest first)."""
+        self._verify_signed(player, extension_body(self.game_id, data), data, "extension")
+
+    def _check_seed_keys(self) -> None:
+        """Version 3: a client seed counts only if it is signed with the key its seat holds
+        when play starts (a key changed after the seed was signed leaves it unsigned)."""
+        from .signing import verify
+        for player in self.players:
+            signed = self.seed_signed.get(player)
+            if signed is None:
+                continue
+            body = client_seed_body(self.game_id, {"player": player, "seed": self.client_seeds[player], **signed})
+            if player not in self.keys or not verify(self.keys[player], body, signed["signature"]):
+                raise Refused(f"{player}'s client seed is not signed with the key {player} holds at the start (a "
+                              f"client seed counts only if signed with it): {player} signs it again with pbem "
+                              f"client-seed {self.game_id} {player} TEXT --sign-with KEYFILE")
+        self.seed_signed = {}
 
     def _check_recorded_deadline(self, key: tuple, at: str, data: dict) -> None:
         """Version 3 (docs/protocol.md §14): a default records the deadline it was judged
@@ -124,18 +174,19 @@ def tally(rows, ended_early: dict | None = None) -> dict:
         counts[name] = counts.get(name, 0) + 1
     keyed: set = set()
     key_changes: dict[str, int] = {}
-    paused = started = client_seeds = False
+    paused = started = client_seeds = signed_game = False
     for ev in rows:
         kind, data, at = (ev["kind"], ev["data"], ev["at"]) if isinstance(ev, dict) else (ev.kind, ev.data, ev.at)
         if kind == "created":
             keyed.update(data.get("keys") or {})
+            signed_game = bool(data.get("require_signatures"))
         elif kind == "started":
             started = True
         elif kind == "client_seed":
             client_seeds = True
         elif kind == "key":
             player = data.get("player")
-            if player in keyed:  # the seat had a key: this one replaces it
+            if player in keyed and data.get("signature") is None:  # the moderator replaced the seat's key
                 key_changes[player] = key_changes.get(player, 0) + 1
             keyed.add(player)
         elif kind in ("nmr", "default"):
@@ -150,8 +201,8 @@ def tally(rows, ended_early: dict | None = None) -> dict:
             paused = False
         elif kind == "extended":
             add("extensions")
-            if data.get("by") == "moderator":
-                add("extensions_by_moderator")
+            if data.get("by") == "moderator" or (signed_game and data.get("signature") is None):
+                add("extensions_by_moderator")  # a player's, unsigned in a signed game, is the moderator's
             if any(isinstance(r, dict) and isinstance(r.get("from"), str) and at >= r["from"]
                    for r in data.get("requests") or ()):
                 add("extensions_after_deadline")  # the moderator's new deadline for an overdue request
@@ -191,7 +242,7 @@ def tally_text(counts: dict) -> str:
     if counts.get("defaults_during_pause"):
         parts.append(n(counts["defaults_during_pause"], "default") + " during a pause")
     for player, times in (counts.get("key_changes") or {}).items():
-        parts.append(f"{player}'s key was changed {TIMES.get(times, f'{times} times')}")
+        parts.append(f"{player}'s key was changed {TIMES.get(times, f'{times} times')} before start")
     if counts.get("pauses"):
         parts.append(n(counts["pauses"], "pause"))
     if counts.get("extensions"):

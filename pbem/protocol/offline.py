@@ -9,7 +9,7 @@ import secrets
 from .. import games
 from ..games.base import ChoiceError
 from .commit import make_commitment, new_salt
-from .discretion import client_seed_body
+from .discretion import client_seed_body, extension_body, key_change_body
 from .errors import Refused
 from .moves import signed_body
 from .session import Session
@@ -21,6 +21,29 @@ def client_seed_block(game_id: str, player: str, text: str, secret_key: str) -> 
     from .armour import armour
     from .signing import sign
     body = client_seed_body(game_id, {"player": player, "seed": text, "nonce": secrets.token_hex(8)})
+    return armour({"body": body, "sig": sign(secret_key, body)})
+
+
+def key_change_block(game_id: str, player: str, public_key: str, secret_key: str) -> str:
+    """A player's key change, signed with the key their seat holds now (docs/protocol.md §14)."""
+    from .signing import parse_public_key
+    try:
+        parse_public_key(public_key)
+    except ValueError as exc:
+        raise Refused(f"the new key: {exc}") from None
+    return _signed_block(key_change_body(game_id, {"player": player, "public_key": public_key.strip(),
+                                                   "nonce": secrets.token_hex(8)}), secret_key)
+
+
+def extension_block(game_id: str, player: str, round_step: tuple[int, int], seconds: int, secret_key: str) -> str:
+    """A player's own extension of what they owe in one step, signed (docs/protocol.md §16)."""
+    return _signed_block(extension_body(game_id, {"player": player, "round": round_step[0], "step": round_step[1],
+                                                  "seconds": seconds, "nonce": secrets.token_hex(8)}), secret_key)
+
+
+def _signed_block(body: dict, secret_key: str) -> str:
+    from .armour import armour
+    from .signing import sign
     return armour({"body": body, "sig": sign(secret_key, body)})
 
 

@@ -24,8 +24,9 @@ from .errors import BadAuditInput
 
 RECEIPT_TAG = "pbem-receipt-v1"
 SECRET_NAME = "judge_key"  # the store's private entry holding the judge's secret key
-# the events a player's submission writes, which earn that player a receipt
-RECEIPTED = ("commit", "reveal", "reveal_held", "decide", "client_seed", "key")
+# the events a player's submission writes (and a key the moderator sets for a seat), which earn
+# that player a receipt; an extension only when the player asked for it
+RECEIPTED = ("commit", "reveal", "reveal_held", "decide", "client_seed", "key", "extended")
 FIELDS = ("v", "kind", "game", "player", "seq", "event", "hash", "head_seq", "head_hash", "judge_key")
 _HASH = re.compile(r"[0-9a-f]{64}")
 
@@ -157,4 +158,5 @@ def issue(store, game: str, after_seq: int, players, events=None, head=None) -> 
         head, events = store.head(game), store.events(game, after=after_seq)
     wanted = set(players)
     return [receipt_block(secret, make_body(game, ev.data["player"], ev.seq, ev.kind, ev.hash, head, public))
-            for ev in events if ev.kind in RECEIPTED and ev.data.get("player") in wanted]
+            for ev in events if ev.kind in RECEIPTED and ev.data.get("player") in wanted
+            and (ev.kind != "extended" or ev.data.get("by") == "player")]  # the moderator's is no submission

@@ -8,7 +8,9 @@ answers for a seat, each naming who asked (``by``) and why (``reason``):
     resumed    deadlines run again; each open one moves on by the time it was paused
                (or, with ``until``, to that time)
     extended   the named requests' deadlines move to ``until`` (each with its old due,
-               ``from``); ``by`` "player" spends one of the game's per-player allowance
+               ``from``); ``by`` "player" spends one of the game's per-player allowance, and
+               in a game that requires signatures carries the player's signature over
+               round, step and seconds (unsigned, the verdict counts it as the moderator's)
     replaced   a seat changes hands: its public key (``key``, or none) from this event on;
                a commitment the former person sealed on their own machine stays binding
 
@@ -132,6 +134,48 @@ class SeatsAndTime:
             raise Refused(f"game {self.game_id} has not started, so no deadline runs yet and it cannot be {what} "
                           f"(pbem start {self.game_id})")
 
+    def extension_data(self, player: str | None, seconds: int | None, until: str | None, by: str = "moderator",
+                       reason: str = "", signed: dict | None = None) -> dict:
+        """The ``extended`` event that moves what ``player`` owes now (every player's, when
+        None) on by ``seconds``, or to ``until``; ``signed``: a player's own signed block
+        (``round``, ``step``, ``seconds``, ``nonce``, ``signature``), which moves what they
+        owe in that step. A game that requires signatures takes a player's extension only so."""
+        if signed is not None:
+            by, seconds, until = "player", signed["seconds"], None
+        if (seconds is None) == (until is None):
+            raise Refused("give the extension as a duration (e.g. 24h) or as --until TIME, one of the two")
+        game_id = self.game_id
+        if player is not None:
+            self.player(player)
+        if not self.meta.get("deadline_seconds"):
+            raise Refused(f"game {game_id} has no deadline (pbem new --deadline 48h), so there is nothing to extend")
+        if self.state is None:
+            raise Refused(f"game {game_id} has not started, so no deadline runs yet")
+        if by == "player" and signed is None and self.meta.get("require_signatures"):
+            raise Refused(f"game {game_id} takes only signed submissions, so a player's extension is a signed "
+                          f"block: pbem extend {game_id} --context TOKEN 24h --sign-with YOUR.key makes one")
+        keys = [clock for who, _what, _sealed, clock in self.owed() if player is None or who == player]
+        if signed is not None:
+            keys = [k for k in keys if (k[1], k[2]) == (signed["round"], signed["step"])]
+            if not keys:
+                raise Refused(f"{player} owes nothing in round {signed['round']} step {signed['step']}, so the "
+                              f"signed extension has no deadline to move (it was made for another step)")
+        if not keys:
+            raise Refused(f"{player} owes nothing now, so there is no deadline to extend" if player is not None
+                          else "nobody owes anything now, so there is no deadline to extend")
+        requests = []
+        for key in keys:
+            due = self.base_due(key)
+            requests.append({"player": key[0], "round": key[1], "step": key[2], "kind": key[3],
+                             "from": due, "until": until or shift(due, seconds)})
+        data = {"by": by, "reason": (reason or "").strip() or
+                ("asked by mail" if by == "player" else "the moderator's decision"), "requests": requests}
+        if player is not None:
+            data["player"] = player
+        if signed is not None:
+            data.update({k: signed[k] for k in ("round", "step", "seconds", "signature", "nonce")})
+        return data
+
     # ------------------------------------------------------------------ events
 
     def _on_paused(self, data: dict, at: str) -> None:
@@ -172,17 +216,32 @@ class SeatsAndTime:
         if not isinstance(requests, list) or not requests:
             raise Refused("an extension names the requests whose deadlines it moves")
         asker = data.get("player")
+        signed = data.get("signature") is not None
+        if signed and data["by"] != "player":
+            raise Refused("only a player's own extension is signed: the moderator's carries no signature")
         if data["by"] == "player":
             asker = self.player(asker)
             rules = allowance(self.meta)
             if self.ext_used.get(asker, 0) >= rules["count"]:
                 raise Refused(f"{asker} has used the extensions this game allows a player "
                               f"({rules['count']}); ask the moderator instead")
+            if signed:
+                self._signed_fields(asker, data, "extension")
+                if type(data["round"]) is not int or type(data["step"]) is not int \
+                        or type(data["seconds"]) is not int or data["seconds"] <= 0:
+                    raise Refused("a signed extension names its round and step (whole numbers) and a number "
+                                  "of seconds above 0")
+        moved = {}
         for item in requests:
             key = (self.player(item["player"]), item["round"], item["step"], item["kind"])
             if asker is not None and key[0] != asker:
                 raise Refused(f"{asker} may only extend their own deadlines, not {key[0]}'s")
             until = check_time(item["until"], "an extension's time")
+            if signed and ((key[1], key[2]) != (data["round"], data["step"])
+                           or until != shift(check_time(item["from"], "an extension's old due"), data["seconds"])):
+                raise Refused(f"{asker} signed an extension of round {data['round']} step {data['step']} by "
+                              f"{_short(data['seconds'])}, but this event moves their {key[3]} of round "
+                              f"{key[1]} step {key[2]} from {item['from']} to {until}")
             if self.state is None:  # a seedless audit knows the order of events, not the requests
                 continue
             if key not in self.opened_at:
@@ -203,7 +262,10 @@ class SeatsAndTime:
                 limit = allowance(self.meta)["max_seconds"]
                 raise Refused(f"a player may extend a deadline by at most {_short(limit)} in this game; "
                               f"ask for {_short(limit)} or less, or ask the moderator")
-            self.due_over[key] = until
+            moved[key] = until
+        if signed:
+            self._verify_extension(asker, data)  # discretion.py
+        self.due_over.update(moved)
         if data["by"] == "player":
             self.ext_used[asker] = self.ext_used.get(asker, 0) + 1
 

@@ -10,7 +10,7 @@ anonymous steps (anonymous.py), the judge's discretion (discretion.py), seats an
 
 Event kinds (``data`` fields in docs/protocol.md):
     created      game type, players, options, seed hash, signature and deadline settings
-    key          a player's public key (before the start)
+    key          a player's public key (the moderator's before the start, or signed with the seat's key)
     client_seed  a player's client seed (before the start)
     started      the combined client entropy; the game is set up
     commit       a sealed choice's commitment (by the player, or by the moderator on receipt)
@@ -32,7 +32,7 @@ import hashlib
 from .. import games
 from ..text import quote
 from .anonymous import AnonymousSteps, held_in
-from .discretion import Discretion
+from .discretion import Discretion, key_change_body
 from .errors import AuditFailure, Refused, UnknownPlayer
 from .moves import Moves, SealedStep
 from .rng import RandomSource, combine_client_seeds
@@ -58,6 +58,7 @@ class Session(Moves, SeedlessChecks, AnonymousSteps, Discretion, SeatsAndTime):
         self.players: tuple[str, ...] = ()
         self.keys: dict[str, str] = {}
         self.client_seeds: dict[str, str] = {}
+        self.seed_signed: dict[str, dict] = {}  # version 3, before the start: each signed seed's signature and nonce
         self.started = False
         self.rng: RandomSource | None = None
         self.state = None
@@ -119,6 +120,7 @@ class Session(Moves, SeedlessChecks, AnonymousSteps, Discretion, SeatsAndTime):
             "seq": self.seq, "last_at": self.last_at, "seed_revealed": self.seed_revealed,
             **({"anon_steps": self.anon_steps} if self.anon_steps else {}),
             **({"disclosed": True} if self.disclosed else {}),
+            **({"seed_signed": self.seed_signed} if self.seed_signed else {}),
             **self.seats_json(),
         }
 
@@ -146,6 +148,7 @@ class Session(Moves, SeedlessChecks, AnonymousSteps, Discretion, SeatsAndTime):
         session.seed_revealed = data["seed_revealed"]
         session.anon_steps = list(data.get("anon_steps", []))
         session.disclosed = bool(data.get("disclosed"))
+        session.seed_signed = dict(data.get("seed_signed", {}))
         session.seats_from_json(data)
         return session
 
@@ -251,18 +254,30 @@ class Session(Moves, SeedlessChecks, AnonymousSteps, Discretion, SeatsAndTime):
             raise Refused(f"game {self.game_id} has already started: {what} only before that")
 
     def _on_key(self, data: dict, at: str) -> None:
-        self._before_start("keys can be registered")
+        """A seat's public key: the moderator's before the start; a change signed with the
+        key the seat holds (its player's own) at any time (docs/protocol.md §14)."""
         from .signing import parse_public_key
         player = self.player(data["player"])
+        signed = data.get("signature") is not None
+        if self.started and not signed:
+            if player in self.keys:
+                raise Refused(f"game {self.game_id} has started, so {player}'s key changes only by a block signed "
+                              f"with the key the seat holds: {player} makes one with pbem key {self.game_id} "
+                              f"{player} NEW-PUBLIC-KEY --sign-with OLD.key, and the judge records it (pbem submit)")
+            self._before_start("keys can be registered")
         try:
             raw = parse_public_key(data["public_key"])
         except ValueError as exc:
             raise Refused(f"the key of {player}: {exc}") from None
+        if signed:
+            self._signed_fields(player, data, "key change")
         # one key, one player: else one person's signature would speak for two seats
         holder = next((p for p, k in self.keys.items() if p != player and parse_public_key(k) == raw), None)
         if holder is not None:
             raise Refused(f"this public key is already registered for {holder}; each player needs their own "
                           f"key pair (pbem keygen)")
+        if signed:
+            self._verify_signed(player, key_change_body(self.game_id, data), data, "key change")
         self.keys[player] = data["public_key"]
 
     def _on_client_seed(self, data: dict, at: str) -> None:
@@ -273,6 +288,8 @@ class Session(Moves, SeedlessChecks, AnonymousSteps, Discretion, SeatsAndTime):
         player = self.player(data["player"])
         if self.version3 and (self.meta.get("require_signatures") or "signature" in data):
             self._check_seed_signature(player, data)
+        else:
+            self.seed_signed.pop(player, None)
         self.client_seeds[player] = text
 
     def _on_started(self, data: dict, at: str) -> None:
@@ -287,6 +304,8 @@ class Session(Moves, SeedlessChecks, AnonymousSteps, Discretion, SeatsAndTime):
         entropy = combine_client_seeds(self.client_seeds)
         if data["client_entropy"] != entropy:
             raise Refused(f"client entropy {quote(data['client_entropy'])} is not the hash of the client seeds ({entropy})")
+        if self.version3:
+            self._check_seed_keys()
         self.started = True
         if self.seed is not None:
             self.rng = RandomSource(self.seed, self.game_id, entropy)

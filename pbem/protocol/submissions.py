@@ -28,6 +28,45 @@ def _seed_block(session: Session, number: int, body: dict, payload: dict, done: 
         yield "client_seed", data
 
 
+def _key_block(session: Session, number: int, body: dict, payload: dict, done: list):
+    """A player's key change, signed with the key the seat holds (docs/protocol.md §14)."""
+    if set(body) != {"v", "game", "kind", "player", "public_key", "nonce"} or body["v"] != 1 or not all(
+            isinstance(body[k], str) for k in ("player", "public_key", "nonce")):
+        raise Refused(f"submission block {number} is not a version 1 key change (fields v, game, kind, player, "
+                      f"public_key, nonce)")
+    if "sig" not in payload:
+        raise Refused(f"submission block {number} changes {body['player']}'s key but is not signed: a key change "
+                      f"is signed with the key the seat holds (pbem key GAME PLAYER NEW-KEY --sign-with OLD.key)")
+    player = session.player(body["player"])
+    item = {"kind": "key", "player": player, "round": None, "step": None,
+            "already_recorded": session.keys.get(player) == body["public_key"]}
+    done.append(item)
+    if not item["already_recorded"]:
+        yield "key", {"player": player, "public_key": body["public_key"], "signature": payload["sig"],
+                      "nonce": body["nonce"]}
+
+
+def _extend_block(session: Session, number: int, body: dict, payload: dict, done: list):
+    """A player's own extension, signed (docs/protocol.md §16)."""
+    if set(body) != {"v", "game", "kind", "player", "round", "step", "seconds", "nonce"} or body["v"] != 1 \
+            or not all(isinstance(body[k], str) for k in ("player", "nonce")) \
+            or not all(type(body[k]) is int for k in ("round", "step", "seconds")):
+        raise Refused(f"submission block {number} is not a version 1 extension (fields v, game, kind, player, "
+                      f"round, step, seconds, nonce)")
+    if "sig" not in payload:
+        raise Refused(f"submission block {number} is an extension but is not signed (pbem extend GAME --context "
+                      f"TOKEN 24h --sign-with YOUR.key)")
+    player = session.player(body["player"])
+    item = {"kind": "extend", "player": player, "round": body["round"], "step": body["step"],
+            "already_recorded": body["nonce"] in session.nonces}
+    done.append(item)
+    if not item["already_recorded"]:
+        signed = {**{k: body[k] for k in ("round", "step", "seconds", "nonce")}, "signature": payload["sig"]}
+        data = session.extension_data(player, None, None, "player", "asked in a signed block", signed)
+        item["requests"] = data["requests"]
+        yield "extended", data
+
+
 def submit(store, game_id: str, text: str, at=None) -> list[dict]:
     """Apply every armoured block in ``text`` (all or nothing, in one transaction)."""
     from .armour import ArmourError, extract_blocks
@@ -43,13 +82,18 @@ def submit(store, game_id: str, text: str, at=None) -> list[dict]:
     def build(session):
         for number, payload in enumerate(blocks, start=1):
             body = payload.get("body")
-            if not isinstance(body, dict) or body.get("kind") not in ("commit", "reveal", "decide", "client_seed"):
-                raise Refused(f"submission block {number} holds no commit, reveal, decide or client_seed")
+            if not isinstance(body, dict) or body.get("kind") not in ("commit", "reveal", "decide", "client_seed",
+                                                                      "key", "extend"):
+                raise Refused(f"submission block {number} holds no commit, reveal, decide, client_seed, key or extend")
             if body.get("game") != game_id:
                 raise Refused(f"submission block {number} is for game {quote(body.get('game'))}, not {quote(game_id)}")
             if body["kind"] == "client_seed":
                 current.update(number=number, what=f"client_seed of {body.get('player')}")
                 yield from _seed_block(session, number, body, payload, done)
+                continue
+            if body["kind"] in ("key", "extend"):
+                current.update(number=number, what=f"{body['kind']} of {body.get('player')}")
+                yield from (_key_block if body["kind"] == "key" else _extend_block)(session, number, body, payload, done)
                 continue
             wanted = {"commit": ("commitment",), "reveal": ("choice", "salt"), "decide": ("choice",)}[body["kind"]]
             missing = [k for k in ("player", "round", "step", "nonce", *wanted) if k not in body]

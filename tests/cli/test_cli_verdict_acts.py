@@ -29,7 +29,7 @@ def test_every_forced_act_is_named_in_the_verdict_and_its_json(cli, tmp_path):
     assert line == ("OK: complete, seed hash not compared (none given), judge key not compared (none given), no "
                     "published heads given, 0 receipts checked; the judge's discretion: the judge ended the game "
                     "early, at round 1, no client seed: the judge alone chose the deal, 2 forced defaults, "
-                    "1 default during a pause, ani's key was changed twice, 1 pause")
+                    "1 default during a pause, ani's key was changed twice before start, 1 pause")
     assert report["discretion"] == {"ended_early": {"round": 1, "round_word": "round"}, "no_client_seed": True,
                                     "forced_defaults": 2, "defaults_during_pause": 1, "key_changes": {"ani": 2},
                                     "pauses": 1}
@@ -123,5 +123,5 @@ def test_a_key_given_at_new_then_replaced_is_a_change_and_a_first_key_is_not(cli
     cli.ok("client-seed", "g", "alex", "alex's words")
     cli.ok("start", "g")
     line, report = audited(cli, "g")
-    assert line.endswith("; the judge's discretion: ani's key was changed once")
+    assert line.endswith("; the judge's discretion: ani's key was changed once before start")
     assert report["discretion"] == {"key_changes": {"ani": 1}}

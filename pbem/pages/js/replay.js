@@ -220,14 +220,27 @@
       if (this.seed !== null && B.sha256Hex(this.seed) !== need(d, "seed_hash")) throw new Refused("the server seed at hand does not match the published seed hash");
     }
     beforeStart(what) { if (this.started) throw new Refused(`game ${this.game} has already started: ${what} only before that`); }
+    // the moderator's before the start; a change signed with the key the seat holds at any time
     key(d, at) {
-      this.beforeStart("keys can be registered");
       const player = this.player(need(d, "player"));
+      const signed = get(d, "signature") !== null;
+      if (this.started && !signed) {
+        if (player in this.keys) throw new Refused(`game ${this.game} has started, so ${player}'s key changes only by a block signed with the key the seat holds: ${player} makes one with pbem key ${this.game} ${player} NEW-PUBLIC-KEY --sign-with OLD.key, and the judge records it (pbem submit)`);
+        this.beforeStart("keys can be registered");
+      }
       let raw;
       try { raw = parseKey(need(d, "public_key")); } catch (e) { if (e instanceof Malformed) throw e; throw new Refused(`the key of ${player}: ${e.message}`); }
+      if (signed) this.signedFields(player, d, "key change");
       const holder = Object.keys(this.keys).find((p) => p !== player && parseKey(this.keys[p]) === raw);
       if (holder !== undefined) throw new Refused(`this public key is already registered for ${holder}; each player needs their own key pair (pbem keygen)`);
+      if (signed) this.nonces.add(d.nonce); // the signature itself, against the key the seat held: the page's Ed25519 pass
       this.keys[player] = d.public_key;
+    }
+    signedFields(player, d, what) {
+      if (!(player in this.keys)) throw new Refused(`${player} has no registered key in this game, so a signed ${what} cannot be checked`);
+      const nonce = get(d, "nonce");
+      if (typeof nonce !== "string" || nonce.length < 1 || Array.from(nonce).length > 64) throw new Refused("a signed submission needs a nonce of 1 to 64 characters");
+      if (this.nonces.has(nonce)) throw new Refused(`this signed ${what} was already used (replayed submission); sign a fresh one`);
     }
     client_seed(d, at) {
       this.beforeStart("client seeds can be added");
@@ -707,16 +720,29 @@
       let asker = get(d, "player");
       const allowance = () => Object.assign({ count: 1, max_seconds: 86400 }, B.pyMapping(get(this.meta, "extensions")));
       let rules = null;
+      const signed = get(d, "signature") !== null;
+      if (signed && d.by !== "player") throw new Refused("only a player's own extension is signed: the moderator's carries no signature");
       if (d.by === "player") {
         rules = allowance();
         asker = this.player(asker);
         if ((this.extUsed[asker] || 0) >= rules.count) throw new Refused(`${asker} has used the extensions this game allows a player (${rules.count}); ask the moderator instead`);
+        if (signed) {
+          this.signedFields(asker, d, "extension");
+          if (!isInt(need(d, "round")) || !isInt(need(d, "step")) || !isInt(need(d, "seconds")) || d.seconds <= 0) {
+            throw new Refused("a signed extension names its round and step (whole numbers) and a number of seconds above 0");
+          }
+        }
       }
+      const moved = new Map();
       for (const raw of requests) {
         const item = raw !== null && typeof raw === "object" && !Array.isArray(raw) ? Object.assign({}, raw) : raw;
         const key = [this.player(need(item, "player")), need(item, "round"), need(item, "step"), need(item, "kind")];
         if (asker !== null && key[0] !== asker) throw new Refused(`${B.pyStr(asker)} may only extend their own deadlines, not ${key[0]}'s`);
         const until = checkTime(need(item, "until"), "an extension's time");
+        if (signed && (!pyEq(key[1], d.round) || !pyEq(key[2], d.step)
+                       || until !== shift(checkTime(need(item, "from"), "an extension's old due"), d.seconds))) {
+          throw new Refused(`${asker} signed an extension of round ${d.round} step ${d.step} by ${short(d.seconds)}, but this event moves their ${B.pyStr(key[3])} of round ${B.pyStr(key[1])} step ${B.pyStr(key[2])} from ${B.pyStr(item.from)} to ${until}`);
+        }
         if (this.state === null) continue;
         const k = kkey(...key);
         if (!this.openedAt.has(k)) throw new Refused(`${key[0]} owes no ${B.pyStr(key[3])} in round ${B.pyStr(key[1])} step ${B.pyStr(key[2])}, so there is no deadline to extend`);
@@ -730,8 +756,10 @@
         if (d.by === "player" && secondsBetween(due, until) > allowance().max_seconds) {
           throw new Refused(`a player may extend a deadline by at most ${short(rules.max_seconds)} in this game; ask for ${short(rules.max_seconds)} or less, or ask the moderator`);
         }
-        this.dueOver.set(k, until);
+        moved.set(k, until);
       }
+      if (signed) this.nonces.add(d.nonce); // the signature itself: the page's Ed25519 pass
+      for (const [k, until] of moved) this.dueOver.set(k, until);
       if (d.by === "player") this.extUsed[asker] = (this.extUsed[asker] || 0) + 1;
     }
     replaced(d, at) {
