@@ -9,7 +9,6 @@ forced and discretionary acts.
 from __future__ import annotations
 
 from .writing import note, write
-from .errors import Refused
 
 # event kinds that record a decision of the judge rather than a player's move
 KINDS = ("paused", "resumed", "extended", "replaced")
