@@ -235,3 +235,22 @@ def test_an_unsigned_players_extension_is_the_moderators_and_a_bad_signature_fai
     line, _ = audit(cli, "--file", block_file(tmp_path, "far.jsonl", rechained(rows)))
     assert line.startswith(f"FAIL: event {len(rows)}: ani signed an extension of round {r['round']} step "
                            f"{r['step']} by 30m, but this event moves"), line
+
+
+def test_unsigned_key_and_extension_blocks_are_refused_and_change_nothing(cli, tmp_path):
+    from pbem.protocol.armour import armour
+    k = signed_game(cli, tmp_path, "--deadline", "48h")
+    cli.ok("start", "g")
+    body = key_change_body("g", {"player": "ani", "public_key": k["ani2"][0], "nonce": "n1"})
+    cli.refused("g", "submit", "g", block_file(tmp_path, "k.txt", armour({"body": body})),
+                match="changes ani's key but is not signed")
+    body = extension_body("g", {"player": "ani", "round": 1, "step": 1, "seconds": 3600, "nonce": "n2"})
+    cli.refused("g", "submit", "g", block_file(tmp_path, "e.txt", armour({"body": body})),
+                match="is an extension but is not signed")
+    # a signed extension for a step ani owes nothing in moves nothing
+    made = cli.json("extend", "g", "ani", "1h", "--step", "7.1", "--sign-with", k["ani"][1])
+    cli.refused("g", "submit", "g", block_file(tmp_path, "e7.txt", made["block"]),
+                match="ani owes nothing in round 7 step 1")
+    # the player's side of the command: a step to sign for, one duration
+    cli.refused("g", "extend", "g", "ani", "1h", "--sign-with", k["ani"][1], code=2, match="say which step")
+    cli.refused("g", "extend", "g", "ani", "--context", "x", code=2, match="go with --sign-with")
