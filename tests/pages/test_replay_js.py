@@ -134,8 +134,9 @@ def _rules_games(count: int) -> list[dict]:
                 game["moves"].append([player, choice, None, str(exc), exc.code, None, None, None])
                 game["views"].append(None)
                 continue
-            pending = [{k: getattr(q, k) for k in ("player", "kind", "sealed", "round", "step", "default", "syntax",
-                                                   "options", "anonymous")} for q in T.pending(state)]
+            pending = [{**{k: getattr(q, k) for k in ("player", "kind", "sealed", "round", "step", "default", "syntax",
+                                                      "options", "anonymous")}, "allOptions": q.all_options}
+                       for q in T.pending(state)]
             game["moves"].append([player, choice, canonical, None, None, T.to_json(state), pending, T.result(state)])
             game["views"].append(T.view(state, None))
         out.append(game)

@@ -452,6 +452,31 @@ def test_the_judges_discretion_is_in_the_verdict_as_the_audit_words_it(pages, pa
             in shown["line"]) and shown["line"].endswith(", 1 stand-in move")
 
 
+@pytest.mark.parametrize("name", ["tortuga", "tortuga1667"])
+def test_stand_in_v1_logs_are_ok_with_v1_as_the_audit_says(pages, page, name):
+    """examples/stand-in-v1/: games made before the policy stand-in-v2 (their `created` names
+    none): the page replays their stand-in moves with v1, as pbem audit does."""
+    text = (pages.EXAMPLES.parent / "stand-in-v1" / f"{name}.jsonl").read_text(encoding="utf-8")
+    shown = check(pages, page, text, f"v1-{name}.jsonl")
+    assert shown["verdict"] == pages.ok_verdict(name) and " stand-in moves" in shown["line"], shown
+
+
+@pytest.mark.parametrize("kind,players", [("tortuga", 3), ("tortuga1667", 5)])
+def test_a_game_where_every_seat_is_stood_in_with_v2_is_ok_as_the_audit_says(pages, page, kind, players):
+    from pbem.protocol import commands, loading
+    from pbem.store import Store, export_lines
+    store = Store(pages.tmp / f"all-stood-in-{kind}.db", create=True)
+    names = ["ani", "bo", "cy", "dee", "eve"][:players]
+    commands.create_game(store, "g1", kind, names, {}, deadline_seconds=86400, start=True,
+                         at="2030-01-01T10:00:00Z", stand_in_after=1)
+    while not loading.load(store, "g1").finished:
+        commands.nmr(store, "g1", loading.load(store, "g1").owed()[0][0], force=True, at="2030-01-02T10:00:00Z")
+    text = "".join(export_lines(store.events("g1")))
+    assert '"stand_in_policy":"stand-in-v2"' in text.splitlines()[0]
+    shown = check(pages, page, text, f"all-stood-in-{kind}.jsonl")
+    assert shown["verdict"] == pages.ok_verdict(kind) and " stand-in moves" in shown["line"], shown
+
+
 def _signed_with_a_replacement(tmp) -> tuple[list[dict], str]:
     """A signed Tortuga game in play in which alex's seat passed to a new person with a new
     key (a `replaced` event); returns the export's rows and alex's former secret key."""
