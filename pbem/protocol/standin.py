@@ -4,8 +4,10 @@ A game made with ``stand_in_after`` N (``pbem new --stand-in-after 3``) hands a 
 stand-in after N defaults in a row for it (an ``nmr`` or a late ``default``; the default
 pbem appends after an ``nmr`` does not count twice). From then on, whenever the seat owes
 something, pbem answers for it at once, by the game's policy, until a person takes the seat
-over (``replaced``) or the player makes a valid move of their own again (a commitment that
-replaces the stand-in's in a sealed step still open, or any later move).
+over (``replaced``), the player makes a valid move of their own again (a commitment that
+replaces the stand-in's in a sealed step still open, or any later move), or a
+``stand_in_ended`` event hands it back (the player's ``back`` by mail, the moderator's
+``pbem back``; seats.py).
 
 The policy is named in ``created`` (``stand_in_policy``; a log without it uses
 ``stand-in-v1``, the only policy before v2). Both are in docs/rules.md and

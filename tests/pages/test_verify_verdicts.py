@@ -477,6 +477,38 @@ def test_a_game_where_every_seat_is_stood_in_with_v2_is_ok_as_the_audit_says(pag
     assert shown["verdict"] == pages.ok_verdict(kind) and " stand-in moves" in shown["line"], shown
 
 
+def test_seats_taken_back_from_the_stand_in_are_in_the_verdict_as_the_audit_words_them(pages, page):
+    """A Tortuga game in which the moderator ends the stand-in for lothar, and later lothar
+    mails `back` (stand_in_ended events, by moderator and by player)."""
+    from pbem.protocol import away, commands, loading
+    from pbem.store import Store, export_lines
+    store = Store(pages.tmp / "back.db", create=True)
+    commands.create_game(store, "g1", "tortuga", ["ani", "alex", "lothar"], {}, deadline_seconds=86400, start=True,
+                         at="2030-01-01T10:00:00Z", stand_in_after=1)
+    ended = []
+    for _ in range(3000):
+        session = loading.load(store, "g1")
+        if session.finished:
+            break
+        if "lothar" in session.standing_in and len(ended) < 2:
+            ended.append("moderator" if not ended else "player")
+            away.end_stand_in(store, "g1", "lothar", by=ended[-1], at="2030-01-02T10:00:00Z")
+            continue
+        player, _what, sealed, _ = session.owed()[0]
+        if player == "lothar":
+            commands.nmr(store, "g1", player, force=True, at="2030-01-02T10:00:00Z")
+            continue
+        request = next(r for r in session.requests_of(player) if r.sealed == sealed)
+        choice = session.rules.bot(f"bot/{player}", "random").choose(session.state, player, request.kind)
+        (commands.commit_for_player if sealed else commands.decide)(store, "g1", player, choice,
+                                                                   at="2030-01-02T10:00:00Z")
+    assert ended == ["moderator", "player"] and loading.load(store, "g1").finished
+    text = "".join(export_lines(store.events("g1")))
+    shown = check(pages, page, text, "back.jsonl")
+    assert shown["verdict"] == "OK" and shown["line"].endswith(
+        ", 2 seats taken back from the stand-in (1 by the moderator)"), shown
+
+
 def _signed_with_a_replacement(tmp) -> tuple[list[dict], str]:
     """A signed Tortuga game in play in which alex's seat passed to a new person with a new
     key (a `replaced` event); returns the export's rows and alex's former secret key."""

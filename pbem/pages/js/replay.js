@@ -754,6 +754,14 @@
       const step = this.sealed;
       if (step && seat in step.commits && !step.revealed.has(seat) && step.commits[seat].by === "player") this.orphaned.add(JSON.stringify([seat, step.round, step.step]));
     }
+    stand_in_ended(d, at) {
+      this.discretion(d, "stand-in's end", ["moderator", "player"]);
+      const seat = this.player(need(d, "player"));
+      if (this.seedRevealed || this.disclosed || (this.state !== null && this.finished)) throw new Refused(`game ${this.game} is over, so no seat is taken back from the stand-in`);
+      if (this.state === null) return; // a seedless replay does not know who the stand-in plays
+      if (!this.standingIn.has(seat)) throw new Refused(`${seat} is not played by the stand-in, so there is nothing to take back` + (get(this.meta, "stand_in_after") ? "" : " (this game has no stand-in)"));
+      this.cameBack(seat);
+    }
 
     // --- the judge's discretion (pbem/protocol/discretion.py)
     checkRecordedDeadline(key, at, d) {
@@ -834,7 +842,7 @@
     created: S.created, key: S.key, client_seed: S.client_seed, started: S.started_, commit: S.commit, nmr: S.nmr,
     reveal: S.reveal, default: S.default_, decide: S.decide, reveal_held: S.reveal_held, sealed_batch: S.sealed_batch,
     disclosed: S.disclosed_, seed_revealed: S.seed_revealed, paused: S.paused_, resumed: S.resumed, extended: S.extended,
-    replaced: S.replaced,
+    replaced: S.replaced, stand_in_ended: S.stand_in_ended,
   };
 
   // the held reveals a log discloses (its `disclosed` event), as pbem/protocol/anonymous.py reads them
