@@ -20,11 +20,12 @@ caller hands it over as ``view``) and labelled draws from the game's seed:
   move; else it plays the request's documented default. The judge can move E (any harmless
   event before the move shifts it), so v1 is kept only to replay the logs that use it;
 - v2: the label names what the move answers, never where it lands in the log: the request
-  ``R/S/P/K`` (round, step, seat with ``%`` and ``/`` percent-encoded, kind), drawn as
-  ``below("stand-in-v2/R/S/P/K", n)`` among the listed options or, when a request has too
+  ``R/S/P/K/H`` (round, step, seat with ``%`` and ``/`` percent-encoded, kind, ``sealed`` or
+  ``open``: a Tortuga seat may owe both a sealed and an open ``select`` in one step), drawn as
+  ``below("stand-in-v2/R/S/P/K/H", n)`` among the listed options or, when a request has too
   many to list, among all of them (``all_options``); the default only when neither exists;
 - a sealed choice is committed with the salt ``block("stand-in-salt/E", 0)`` (v1) or
-  ``block("stand-in-v2-salt/R/S/P/K", 0)`` (v2), 32 bytes, hex, and revealed by pbem once
+  ``block("stand-in-v2-salt/R/S/P/K/H", 0)`` (v2), 32 bytes, hex, and revealed by pbem once
   every commitment is in, like a choice the judge sealed.
 The replay recomputes every stand-in move once the seed is known (``check``): a move the
 policy would not make fails the audit. Nothing here knows a game's rules.
@@ -58,7 +59,8 @@ def labels(version: str, private: dict, request: dict, index: int) -> tuple[str,
     """(the choice's label, the salt's label) for the stand-in's answer to ``request``."""
     if version == V1:
         return f"stand-in/{index}", f"stand-in-salt/{index}"
-    what = f"{request['round']}/{request['step']}/{_escape(private['player'])}/{request['kind']}"
+    what = (f"{request['round']}/{request['step']}/{_escape(private['player'])}/{request['kind']}/"
+            f"{'sealed' if request['sealed'] else 'open'}")
     return f"stand-in-v2/{what}", f"stand-in-v2-salt/{what}"
 
 

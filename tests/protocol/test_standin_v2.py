@@ -151,5 +151,5 @@ def test_v2_labels_name_the_request_never_the_event():
     private = {"player": "a/b%c", "requests": [{"kind": "vote", "sealed": True, "round": 3, "step": 2,
                                                 "default": "vote 1", "options": ["vote 1", "vote 2"]}]}
     assert standin.labels("stand-in-v2", private, private["requests"][0], 77) == (
-        "stand-in-v2/3/2/a%2Fb%25c/vote", "stand-in-v2-salt/3/2/a%2Fb%25c/vote")
+        "stand-in-v2/3/2/a%2Fb%25c/vote/sealed", "stand-in-v2-salt/3/2/a%2Fb%25c/vote/sealed")
     assert standin.labels("stand-in-v1", private, private["requests"][0], 77) == ("stand-in/77", "stand-in-salt/77")

@@ -805,8 +805,8 @@
       if (version === "stand-in-v1") {
         const index = this.seq + 1; // v1: the event's index, which the judge can move (kept for old logs)
         choiceLabel = `stand-in/${index}`; saltLabel = `stand-in-salt/${index}`;
-      } else { // v2: what the move answers: round, step, seat, kind
-        const what = `${request.round}/${request.step}/${seat.replace(/%/g, "%25").replace(/\//g, "%2F")}/${request.kind}`;
+      } else { // v2: what the move answers: round, step, seat, kind, sealed or open
+        const what = `${request.round}/${request.step}/${seat.replace(/%/g, "%25").replace(/\//g, "%2F")}/${request.kind}/${request.sealed ? "sealed" : "open"}`;
         choiceLabel = `stand-in-v2/${what}`; saltLabel = `stand-in-v2-salt/${what}`;
       }
       const options = request.options && request.options.length ? request.options
