@@ -1,4 +1,4 @@
-"""When a player is away or leaves: pause, resume, extend and replace (the moderator's discretion)."""
+"""When a player is away or leaves: pause, resume, extend, replace and back (the moderator's discretion)."""
 
 
 from pathlib import Path
@@ -19,6 +19,7 @@ def register(app: typer.Typer) -> None:
     app.command("resume")(resume)
     app.command("extend")(extend)
     app.command("replace")(replace)
+    app.command("back")(back)
 
 
 def parse_until(value: Optional[str]) -> Optional[str]:
@@ -188,3 +189,24 @@ def replace(game: GameArg,
     if done["address"]:
         text += f"; the welcome for {done['address']} is queued (pbem mail send)"
     emit(done, as_json, text)
+
+
+@handled
+def back(game: GameArg,
+         seat: Annotated[str, typer.Argument(help="The seat the stand-in plays.", show_default=False)],
+         reason: ReasonOption = None, db: DbOption = None, as_json: JsonOption = False):
+    """End the stand-in for a seat: its player is back (or the moderator wants them back).
+
+    From now on the seat's requests wait for its player, with their deadlines, as any other
+    seat's; the stand-in takes the seat again only after as many defaults in a row as at
+    first. The player can do the same by mail (a line 'back') or with any valid move of
+    their own. The log records who ended it and why; the audit names it.
+
+    \b
+    Example: pbem back g1 lothar --reason "lothar wrote that he is back"
+    """
+    from ..protocol import away as absence
+    session = absence.end_stand_in(open_store(db), game, seat, by="moderator", reason=reason or "")
+    emit({"game": game, "seat": seat, "event": session.seq, "standing_in": sorted(session.standing_in)}, as_json,
+         f"the stand-in no longer plays {safe(seat)} in {game} (event {session.seq}); the seat's requests now "
+         f"wait for its player")

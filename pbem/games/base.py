@@ -90,7 +90,8 @@ class Request:
     one anonymous choice depend on another of the same step). Who chose what is disclosed
     when the game ends (docs/protocol.md, section 11). ``options`` are the exact legal
     choice strings when there are at most ``MAX_OPTIONS`` of them, else None (then
-    ``syntax`` says what to send). ``default`` is what NMR applies. ``prompt`` (the legal
+    ``syntax`` says what to send; ``all_options`` then lists them all, when the game can,
+    for the stand-in). ``default`` is what NMR applies. ``prompt`` (the legal
     choices in words) may be given as a function, called when it is first read.
     """
 
@@ -105,6 +106,7 @@ class Request:
     anonymous: bool = False
     prompt: str = _Lazy()
     info: dict = field(default_factory=dict, compare=False)
+    all_options: tuple[str, ...] | None = field(default=None, compare=False, repr=False)
 
 
 MAX_OPTIONS = 50

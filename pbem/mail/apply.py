@@ -28,6 +28,7 @@ read past. One command a line:
   client-seed TEXT       your client seed, before the game starts
   extend 24h             more time for what you owe now (the game allows it once, up to 24h, unless
                          its moderator set otherwise), before your deadline passes
+  back                   you are back: the stand-in stops playing your seat (in a game that has one)
   status                 who owes what
   private                your private message again
   help                   this text
@@ -105,6 +106,11 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
                     "sealed on receipt (the judge keeps the salt and reveals it once every commitment is in)")
         elif command.verb == "extend":
             return _extend(store, row, command.args[0], now)
+        elif command.verb == "back":
+            from ..protocol import away as absence
+            after = absence.end_stand_in(store, game, player, by="player", at=now)
+            done = ("your seat is yours again: the stand-in no longer plays it, and what the seat owes from now "
+                    "on waits for you, with its deadline")
         elif command.verb == "client-seed":
             after = commands.add_client_seed(store, game, player, command.args[0], at=now)
             done = "client seed recorded"

@@ -11,6 +11,7 @@
     client-seed TEXT          a client seed, before the game starts
     extend DURATION           more time for what the player owes now (e.g. extend 24h), within
                               the game's allowance
+    back                      the player is back: the stand-in stops playing their seat
     status | private | help   ask for the status, your private message again, or help
     anything else             an open decision in the game's syntax, e.g. skull:raid
 
@@ -24,7 +25,7 @@ from dataclasses import dataclass
 
 MAX_COMMANDS = 200
 ROUTING = ("game", "password")
-KEYWORDS = ("commit", "reveal", "seal", "client-seed", "extend", "status", "private", "help")
+KEYWORDS = ("commit", "reveal", "seal", "client-seed", "extend", "back", "status", "private", "help")
 BLOCK_BEGIN = "-----BEGIN PBEM SUBMISSION-----"
 BLOCK_END = "-----END PBEM SUBMISSION-----"
 RECEIPT_BEGIN = "-----BEGIN PBEM RECEIPT-----"  # a receipt pasted back is never read as commands
@@ -77,7 +78,7 @@ def read_lines(lines: list[str], limit: int | None = None) -> Reading:
             reading.commands.append(Command("reveal", _split_reveal(rest), line))
         elif verb == "extend" and rest and " " not in rest:
             reading.commands.append(Command(verb, (rest,), line))
-        elif verb in ("status", "private", "help") and not rest:
+        elif verb in ("status", "private", "help", "back") and not rest:
             reading.commands.append(Command(verb, (), line))
         else:
             reading.commands.append(Command("choice", (line,), line))

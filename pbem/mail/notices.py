@@ -8,7 +8,9 @@ The events (``pbem.protocol.away``) are public. ``notices`` runs in the judge's 
   player's own time zone) on top; a notice to the list;
 - an extension by the moderator: the private message of each player whose deadline moved
   (a player who asked by mail reads the new time in the judge's answer);
-- a replacement: a notice to the other players and the list (not naming any address).
+- a replacement: a notice to the other players and the list (not naming any address);
+- the stand-in ended by the moderator: the seat's player's private message, with a notice
+  (a player who mailed ``back`` reads it in the judge's answer).
 The replacement of a seat's person itself is ``pbem.mail.away``.
 """
 
@@ -18,7 +20,7 @@ from ..store import judge as tables
 from . import letters
 from .envelope import domain, recipients, subject_tag
 
-NOTICE_KINDS = ("paused", "resumed", "extended", "replaced")
+NOTICE_KINDS = ("paused", "resumed", "extended", "replaced", "stand_in_ended")
 
 
 def notices(store, session, seq: int, at: str, events=None) -> None:
@@ -47,6 +49,14 @@ def notices(store, session, seq: int, at: str, events=None) -> None:
                     f"answers for it (the moderator's decision: {ev.data['reason']}). The seat, its pieces and "
                     f"its place in the game stay as they were.\n")
             _tell(store, session, seat, at, f"{seat} has a new player", text)
+        elif ev.kind == "stand_in_ended" and ev.data.get("by") == "moderator":
+            seat = ev.data["player"]
+            notice = (f"The moderator ended the stand-in for your seat {seat} in game {session.game_id} (event "
+                      f"{ev.seq}: {ev.data['reason']}). From now on what your seat owes waits for you, with its "
+                      f"deadline; the stand-in plays it again only after {session.meta.get('stand_in_after')} "
+                      f"defaults in a row.\n")
+            letters.queue_private(store, session, seat, at, notice=notice,
+                                  subject=f"{subject_tag(session.game_id)} your seat is yours again")
 
 
 def _tell(store, session, skip: str | None, at: str, what: str, text: str) -> None:

@@ -1,6 +1,7 @@
-"""When a player is away or leaves: pause, resume, extend and replace, and their tally for the audit.
+"""When a player is away or leaves: pause, resume, extend, replace and the stand-in's end, and
+their tally for the audit.
 
-``pause``, ``resume``, ``extend`` and ``replace`` write one event each (see ``seats.py`` for
+``pause``, ``resume``, ``extend``, ``replace`` and ``end_stand_in`` write one event each (see ``seats.py`` for
 what the replay checks), in one transaction with the mail they call for (the judge's write
 hook). Their tally for the audit's verdict is ``discretion.tally``, with the judge's other
 forced and discretionary acts.
@@ -11,7 +12,7 @@ from __future__ import annotations
 from .writing import note, write
 
 # event kinds that record a decision of the judge rather than a player's move
-KINDS = ("paused", "resumed", "extended", "replaced")
+KINDS = ("paused", "resumed", "extended", "replaced", "stand_in_ended")
 
 
 def pause(store, game_id: str, reason: str, at=None):
@@ -51,4 +52,16 @@ def replace(store, game_id: str, seat: str, key: str | None = None, reason: str 
         if key is not None:
             data["key"] = key.strip()
         return [("replaced", data)]
+    return write(store, game_id, build, at)
+
+
+def end_stand_in(store, game_id: str, seat: str, by: str = "moderator", reason: str = "", at=None):
+    """The stand-in stops playing ``seat``: its player is back (``by`` "player": the mail
+    command ``back``) or the moderator ends it (``pbem back``). From then on the seat's
+    requests wait for its player, with their deadlines, as any other seat's."""
+    def build(session):
+        session.player(seat)
+        data = {"player": seat, "by": by, "reason": (reason or "").strip() or
+                ("the player is back (by mail)" if by == "player" else "the moderator's decision")}
+        return [("stand_in_ended", data)]
     return write(store, game_id, build, at)

@@ -66,6 +66,8 @@ def create_game(store, game_id: str, game_type: str, players: list[str], options
             if type(stand_in_after) is not int or stand_in_after < 1:
                 raise Refused("--stand-in-after is a number of defaults in a row, 1 or more, e.g. 3")
             data["stand_in_after"] = stand_in_after
+            from .standin import POLICY
+            data["stand_in_policy"] = POLICY  # how it plays (docs/protocol.md §16); old logs: stand-in-v1
         events = [("created", data)]
         if start:
             events.append(("started", {"client_entropy": _entropy({})}))

@@ -165,9 +165,9 @@ def tally(rows, ended_early: dict | None = None) -> dict:
     for the verdict (docs/protocol.md §13): ``{"forced_defaults", "ended_early",
     "no_client_seed", "key_changes", "defaults_during_pause", "pauses", "extensions",
     "extensions_by_moderator", "extensions_after_deadline", "replacements",
-    "stand_in_moves"}`` (only the non-zero ones). ``ended_early``: ``{"round": R,
-    "round_word": "turn"}`` when the seed was revealed before the game was over (the
-    replay knows it, the rows alone do not)."""
+    "stand_in_moves", "seats_taken_back", "seats_taken_back_by_moderator"}`` (only the
+    non-zero ones). ``ended_early``: ``{"round": R, "round_word": "turn"}`` when the seed
+    was revealed before the game was over (the replay knows it, the rows alone do not)."""
     counts: dict = {}
 
     def add(name: str) -> None:
@@ -208,6 +208,10 @@ def tally(rows, ended_early: dict | None = None) -> dict:
                 add("extensions_after_deadline")  # the moderator's new deadline for an overdue request
         elif kind == "replaced":
             add("replacements")
+        elif kind == "stand_in_ended":
+            add("seats_taken_back")
+            if data.get("by") == "moderator":
+                add("seats_taken_back_by_moderator")
         if kind in ("commit", "decide") and data.get("by") == "stand-in":
             add("stand_in_moves")
     if ended_early:
@@ -221,7 +225,8 @@ def tally(rows, ended_early: dict | None = None) -> dict:
 
 # the order of the verdict's parts (and of the --json object)
 ORDER = ("ended_early", "no_client_seed", "forced_defaults", "defaults_during_pause", "key_changes", "pauses",
-         "extensions", "extensions_by_moderator", "extensions_after_deadline", "replacements", "stand_in_moves")
+         "extensions", "extensions_by_moderator", "extensions_after_deadline", "replacements", "stand_in_moves",
+         "seats_taken_back", "seats_taken_back_by_moderator")
 TIMES = {1: "once", 2: "twice"}
 
 
@@ -253,4 +258,7 @@ def tally_text(counts: dict) -> str:
         parts.append(n(counts["replacements"], "replacement"))
     if counts.get("stand_in_moves"):
         parts.append(n(counts["stand_in_moves"], "stand-in move"))
+    if counts.get("seats_taken_back"):
+        parts.append(n(counts["seats_taken_back"], "seat") + " taken back from the stand-in ("
+                     f"{counts.get('seats_taken_back_by_moderator', 0)} by the moderator)")
     return ", ".join(parts)

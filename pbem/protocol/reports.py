@@ -89,6 +89,8 @@ def private(session, player: str) -> dict:
             entry["due"] = owed["due"]
         if r.options is not None:
             entry["options"] = list(r.options)
+        elif r.all_options:  # too many to list in a message: the stand-in (v2) draws among them
+            entry["all_options"] = list(r.all_options)
         if r.sealed and step is not None:
             entry["committed"] = player in step.commits
             if player in step.commits:  # sealed by the player (at home) or by the judge on receipt

@@ -13,6 +13,8 @@ answers for a seat, each naming who asked (``by``) and why (``reason``):
                round, step and seconds (unsigned, the verdict counts it as the moderator's)
     replaced   a seat changes hands: its public key (``key``, or none) from this event on;
                a commitment the former person sealed on their own machine stays binding
+    stand_in_ended  the stand-in no longer plays ``player``'s seat: its player came back
+               (``by`` "player", the mail command ``back``) or the moderator ended it
 
 Nothing here knows a game's rules; the mixin uses the Session's ``owed`` and ``opened_at``.
 No address or password is ever part of these events: those stay in the judge's tables.
@@ -96,6 +98,20 @@ class SeatsAndTime:
         """A valid move of the seat's own: no defaults in a row, and no stand-in."""
         self.missed.pop(player, None)
         self.standing_in.discard(player)
+
+    def _on_stand_in_ended(self, data: dict, at: str) -> None:
+        """The seat's player takes it back (``by: player``) or the moderator ends the stand-in."""
+        self._discretion(data, "stand-in's end", WHO)
+        seat = self.player(data["player"])
+        if self.seed_revealed or self.disclosed or (self.state is not None and self.finished):
+            raise Refused(f"game {self.game_id} is over, so no seat is taken back from the stand-in")
+        if self.state is None:  # a seedless audit does not know who the stand-in plays
+            return
+        if seat not in self.standing_in:
+            raise Refused(f"{seat} is not played by the stand-in, so there is nothing to take back"
+                          + ("" if self.meta.get("stand_in_after") else
+                             " (this game has no stand-in)"))
+        self._came_back(seat)
 
     # ------------------------------------------------------------------ deadlines
 

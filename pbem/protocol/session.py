@@ -237,6 +237,8 @@ class Session(Moves, SeedlessChecks, AnonymousSteps, Discretion, SeatsAndTime):
         except ValueError as exc:
             raise Refused(str(exc)) from None
         self.meta = dict(data)
+        from .standin import check_policy
+        check_policy(self.meta)
         self.keys = {}
         for player, public_key in dict(data.get("keys") or {}).items():
             self._on_key({"player": player, "public_key": public_key}, at)

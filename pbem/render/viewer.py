@@ -178,6 +178,7 @@ _BRIEFS = {
                                                        if d.get("until") else ""),
     "replaced": lambda d: f"seat {d.get('seat')} given to another person {_said(d)}"
                           + ("; the seat's new key is in this event" if d.get("key") else ""),
+    "stand_in_ended": lambda d: f"the stand-in no longer plays {d.get('player')} {_said(d)}",
     "seed_revealed": lambda d: f"seed {d.get('seed')}",
 }
 

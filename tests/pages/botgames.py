@@ -117,7 +117,8 @@ def _seed_of(rows):
 
 
 def _discretion(store, gid, session, r, at, deadline) -> bool:
-    """Now and then a pause, resume, extension or replacement; True when one was written."""
+    """Now and then a pause, resume, extension, replacement or the stand-in's end; True when
+    one was written."""
     x = r.random()
     if session.paused:
         if x < 0.3:
@@ -137,6 +138,10 @@ def _discretion(store, gid, session, r, at, deadline) -> bool:
             return True
     if x > 0.997:
         absence.replace(store, gid, r.choice(session.players), reason="a new player", at=at)
+        return True
+    if session.standing_in and x > 0.95:  # the player is back ('back' by mail), or the moderator ends it
+        absence.end_stand_in(store, gid, r.choice(sorted(session.standing_in)),
+                             by=r.choice(("player", "moderator")), at=at)
         return True
     return False
 

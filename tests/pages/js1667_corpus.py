@@ -71,7 +71,7 @@ class Tape:
 def request_json(r) -> dict:
     return {"player": r.player, "kind": r.kind, "sealed": r.sealed, "round": r.round, "step": r.step,
             "default": r.default, "syntax": r.syntax, "options": None if r.options is None else list(r.options),
-            "anonymous": r.anonymous}
+            "anonymous": r.anonymous, "allOptions": None if r.all_options is None else list(r.all_options)}
 
 
 def answer(state, player: str, text: str) -> dict:

@@ -134,8 +134,9 @@ def _rules_games(count: int) -> list[dict]:
                 game["moves"].append([player, choice, None, str(exc), exc.code, None, None, None])
                 game["views"].append(None)
                 continue
-            pending = [{k: getattr(q, k) for k in ("player", "kind", "sealed", "round", "step", "default", "syntax",
-                                                   "options", "anonymous")} for q in T.pending(state)]
+            pending = [{**{k: getattr(q, k) for k in ("player", "kind", "sealed", "round", "step", "default", "syntax",
+                                                      "options", "anonymous")}, "allOptions": q.all_options}
+                       for q in T.pending(state)]
             game["moves"].append([player, choice, canonical, None, None, T.to_json(state), pending, T.result(state)])
             game["views"].append(T.view(state, None))
         out.append(game)
@@ -152,7 +153,7 @@ def test_whole_games_replay_alike():
     count = int(os.environ.get("PBEM_DIFF_GAMES", "60"))
     games = [botgames.play(number) for number in range(count)]
     kinds = {json.loads(line)["kind"] for g in games for line in g["export"].splitlines()}
-    assert {"paused", "resumed", "extended", "replaced", "nmr", "default"} <= kinds
+    assert {"paused", "resumed", "extended", "replaced", "stand_in_ended", "nmr", "default"} <= kinds
     assert any('"by":"stand-in"' in g["export"] for g in games)
     result = node.run(botgames.COMPARE, games)
     assert result["games"] == count and result["differ"] == []
@@ -166,7 +167,7 @@ def test_whole_1667_games_replay_alike():
     games = [botgames.play(number, "tortuga1667") for number in range(count)]
     rows = [json.loads(line) for g in games for line in g["export"].splitlines()]
     kinds = {row["kind"] for row in rows}
-    assert {"paused", "resumed", "extended", "replaced", "nmr", "default", "disclosed"} <= kinds
+    assert {"paused", "resumed", "extended", "replaced", "stand_in_ended", "nmr", "default", "disclosed"} <= kinds
     assert any('"by":"stand-in"' in g["export"] for g in games)
     created = [row["data"] for row in rows if row["kind"] == "created"]
     assert {c["options"]["variant"] for c in created} == {"standard", "advanced"}

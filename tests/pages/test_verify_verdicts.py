@@ -452,6 +452,63 @@ def test_the_judges_discretion_is_in_the_verdict_as_the_audit_words_it(pages, pa
             in shown["line"]) and shown["line"].endswith(", 1 stand-in move")
 
 
+@pytest.mark.parametrize("name", ["tortuga", "tortuga1667"])
+def test_stand_in_v1_logs_are_ok_with_v1_as_the_audit_says(pages, page, name):
+    """examples/stand-in-v1/: games made before the policy stand-in-v2 (their `created` names
+    none): the page replays their stand-in moves with v1, as pbem audit does."""
+    text = (pages.EXAMPLES.parent / "stand-in-v1" / f"{name}.jsonl").read_text(encoding="utf-8")
+    shown = check(pages, page, text, f"v1-{name}.jsonl")
+    assert shown["verdict"] == pages.ok_verdict(name) and " stand-in moves" in shown["line"], shown
+
+
+@pytest.mark.parametrize("kind,players", [("tortuga", 3), ("tortuga1667", 5)])
+def test_a_game_where_every_seat_is_stood_in_with_v2_is_ok_as_the_audit_says(pages, page, kind, players):
+    from pbem.protocol import commands, loading
+    from pbem.store import Store, export_lines
+    store = Store(pages.tmp / f"all-stood-in-{kind}.db", create=True)
+    names = ["ani", "bo", "cy", "dee", "eve"][:players]
+    commands.create_game(store, "g1", kind, names, {}, deadline_seconds=86400, start=True,
+                         at="2030-01-01T10:00:00Z", stand_in_after=1)
+    while not loading.load(store, "g1").finished:
+        commands.nmr(store, "g1", loading.load(store, "g1").owed()[0][0], force=True, at="2030-01-02T10:00:00Z")
+    text = "".join(export_lines(store.events("g1")))
+    assert '"stand_in_policy":"stand-in-v2"' in text.splitlines()[0]
+    shown = check(pages, page, text, f"all-stood-in-{kind}.jsonl")
+    assert shown["verdict"] == pages.ok_verdict(kind) and " stand-in moves" in shown["line"], shown
+
+
+def test_seats_taken_back_from_the_stand_in_are_in_the_verdict_as_the_audit_words_them(pages, page):
+    """A Tortuga game in which the moderator ends the stand-in for lothar, and later lothar
+    mails `back` (stand_in_ended events, by moderator and by player)."""
+    from pbem.protocol import away, commands, loading
+    from pbem.store import Store, export_lines
+    store = Store(pages.tmp / "back.db", create=True)
+    commands.create_game(store, "g1", "tortuga", ["ani", "alex", "lothar"], {}, deadline_seconds=86400, start=True,
+                         at="2030-01-01T10:00:00Z", stand_in_after=1)
+    ended = []
+    for _ in range(3000):
+        session = loading.load(store, "g1")
+        if session.finished:
+            break
+        if "lothar" in session.standing_in and len(ended) < 2:
+            ended.append("moderator" if not ended else "player")
+            away.end_stand_in(store, "g1", "lothar", by=ended[-1], at="2030-01-02T10:00:00Z")
+            continue
+        player, _what, sealed, _ = session.owed()[0]
+        if player == "lothar":
+            commands.nmr(store, "g1", player, force=True, at="2030-01-02T10:00:00Z")
+            continue
+        request = next(r for r in session.requests_of(player) if r.sealed == sealed)
+        choice = session.rules.bot(f"bot/{player}", "random").choose(session.state, player, request.kind)
+        (commands.commit_for_player if sealed else commands.decide)(store, "g1", player, choice,
+                                                                   at="2030-01-02T10:00:00Z")
+    assert ended == ["moderator", "player"] and loading.load(store, "g1").finished
+    text = "".join(export_lines(store.events("g1")))
+    shown = check(pages, page, text, "back.jsonl")
+    assert shown["verdict"] == "OK" and shown["line"].endswith(
+        ", 2 seats taken back from the stand-in (1 by the moderator)"), shown
+
+
 def _signed_with_a_replacement(tmp) -> tuple[list[dict], str]:
     """A signed Tortuga game in play in which alex's seat passed to a new person with a new
     key (a `replaced` event); returns the export's rows and alex's former secret key."""

@@ -112,10 +112,10 @@ def test_the_stand_ins_input_is_exactly_the_seats_private_view(tmp_path, monkeyp
     # again, with the seat's view (and loyalty) of that earlier moment.
     head = [math.inf]
 
-    def spy(private, rng, index):
+    def spy(private, rng, index, version=standin.V1):
         if index > head[0]:
             seen.append((json.loads(json.dumps(private)), held))
-        return real(private, rng, index)
+        return real(private, rng, index, version)
     monkeypatch.setattr(standin, "policy", spy)
     expected = []
     loyalty = (lambda session: session.state.loyalty["lothar"]) if game_type == "tortuga1667" else (lambda s: None)

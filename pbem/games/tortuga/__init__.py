@@ -24,13 +24,14 @@ def pending(state: State) -> list[Request]:
     """Every open request, with its legal options (when few), syntax and NMR default."""
     out = []
     for seat, kind, sealed in open_requests(state):
-        options = options_for(state, seat, kind)
+        options = every = options_for(state, seat, kind)
         if options is not None and len(options) > MAX_OPTIONS:
             options = None
         out.append(Request(
             player=state.players[seat], kind=kind, sealed=sealed, round=state.round,
             step=state.step, default=default_for(state, seat, kind), syntax=SYNTAX[kind],
             options=tuple(options) if options is not None else None,
+            all_options=tuple(every) if options is None and every is not None else None,
         ))
     return out
 

@@ -36,6 +36,7 @@ def pending(state: State) -> list[Request]:
             step=state.vote_no, anonymous=kind == "vote", default=legal.default(state, player, kind, entry),
             syntax=legal.SYNTAX[kind],
             options=tuple(options) if len(options) <= MAX_OPTIONS else None,
+            all_options=tuple(options) if len(options) > MAX_OPTIONS else None,
             prompt=partial(legal.describe, options),  # read only when a message is written
         ))
     return out

@@ -4,7 +4,7 @@
 // known, against the game's rules (P.games[name]): requests opened and answered, sealed
 // steps, reveals with their applied choice and illegal code, defaults and NMR, deadlines
 // as pauses, resumes and extensions move them, replacements, the stand-in policy
-// stand-in-v1, anonymous steps and their disclosure. Without the seed it checks what
+// stand-in-v1 or -v2, anonymous steps and their disclosure. Without the seed it checks what
 // can be checked without the game's state (as the audit does before the seed is out).
 // Signatures themselves (Ed25519) are checked by the page's other pass; everything around
 // them (who may sign, nonces, the key in force) is checked here too.
@@ -12,6 +12,7 @@
   const B = P.base, quote = B.quote, shorten = B.shorten;
   const PUBLIC_PREFIX = "pbem-ed25519-public:", SECRET_PREFIX = "pbem-ed25519-secret:";
   const KNOWN_GAMES = ["tortuga", "tortuga1667"]; // the game types pbem has (pbem/games/__init__.py)
+  const STAND_IN_POLICIES = ["stand-in-v1", "stand-in-v2"]; // pbem/protocol/standin.py
 
   class Refused extends Error {
     constructor(message, seq) { super(message); this.seq = seq || null; }
@@ -212,6 +213,7 @@
         throw new Refused(e.message);
       }
       this.meta = Object.assign({}, d);
+      if (has(d, "stand_in_policy") && !STAND_IN_POLICIES.includes(d.stand_in_policy)) throw new Refused(`unknown stand-in policy ${B.pyRepr(d.stand_in_policy)}; this pbem knows ${STAND_IN_POLICIES.join(", ")}`);
       this.keys = {};
       for (const [player, key] of Object.entries(B.pyDict(get(d, "keys")))) this.key({ player, public_key: key }, at);
       if (has(d, "judge_key")) {
@@ -780,6 +782,14 @@
       const step = this.sealed;
       if (step && seat in step.commits && !step.revealed.has(seat) && step.commits[seat].by === "player") this.orphaned.add(JSON.stringify([seat, step.round, step.step]));
     }
+    stand_in_ended(d, at) {
+      this.discretion(d, "stand-in's end", ["moderator", "player"]);
+      const seat = this.player(need(d, "player"));
+      if (this.seedRevealed || this.disclosed || (this.state !== null && this.finished)) throw new Refused(`game ${this.game} is over, so no seat is taken back from the stand-in`);
+      if (this.state === null) return; // a seedless replay does not know who the stand-in plays
+      if (!this.standingIn.has(seat)) throw new Refused(`${seat} is not played by the stand-in, so there is nothing to take back` + (get(this.meta, "stand_in_after") ? "" : " (this game has no stand-in)"));
+      this.cameBack(seat);
+    }
 
     // --- the judge's discretion (pbem/protocol/discretion.py)
     checkRecordedDeadline(key, at, d) {
@@ -800,11 +810,12 @@
       if (at < recorded && !forced) throw new Refused(`${B.pyStr(player)}'s deadline ${recorded} had not passed at ${at}, and the default is not marked forced`);
     }
 
-    // --- the stand-in, policy stand-in-v1 (pbem/protocol/standin.py, docs/rules.md)
+    // --- the stand-in, policies stand-in-v1 and stand-in-v2 (pbem/protocol/standin.py, docs/rules.md)
     privateRequests(player) {
       const step = this.sealed;
       return (this.seedRevealed ? [] : this.requestsOf(player)).map((r) => {
-        const entry = { kind: r.kind, sealed: r.sealed, default: r.default, options: r.options };
+        const entry = { kind: r.kind, sealed: r.sealed, default: r.default, options: r.options, round: r.round, step: r.step };
+        if (r.options === null && r.allOptions) entry.allOptions = r.allOptions;
         if (r.sealed && step) { entry.committed = player in step.commits; entry.defaulted = step.defaulted.has(player); }
         return entry;
       });
@@ -815,23 +826,32 @@
         throw new Refused(`${seat} is not played by the stand-in` + (after ? ` (it takes a seat after ${after} defaults in a row)` : " (this game has no stand-in: pbem new --stand-in-after N)"));
       }
       if (this.rng === null || this.state === null) return;
-      const index = this.seq + 1;
+      const version = has(this.meta, "stand_in_policy") ? this.meta.stand_in_policy : "stand-in-v1";
       const request = this.privateRequests(seat).find((r) => !(r.sealed && (r.committed || r.defaulted)));
       if (!request) throw new Refused(`${seat} owes nothing the stand-in could answer`);
-      const options = request.options;
-      const choice = options && options.length ? options[this.rng.below(`stand-in/${index}`, options.length)] : request.default;
+      let choiceLabel, saltLabel;
+      if (version === "stand-in-v1") {
+        const index = this.seq + 1; // v1: the event's index, which the judge can move (kept for old logs)
+        choiceLabel = `stand-in/${index}`; saltLabel = `stand-in-salt/${index}`;
+      } else { // v2: what the move answers: round, step, seat, kind, sealed or open
+        const what = `${request.round}/${request.step}/${seat.replace(/%/g, "%25").replace(/\//g, "%2F")}/${request.kind}/${request.sealed ? "sealed" : "open"}`;
+        choiceLabel = `stand-in-v2/${what}`; saltLabel = `stand-in-v2-salt/${what}`;
+      }
+      const options = request.options && request.options.length ? request.options
+        : version !== "stand-in-v1" && request.allOptions && request.allOptions.length ? request.allOptions : null;
+      const choice = options ? options[this.rng.below(choiceLabel, options.length)] : request.default;
       if (kind === "decide") {
-        if (get(d, "choice") !== choice || request.sealed) throw new Refused(`the stand-in's move for ${seat} is ${B.pyRepr(get(d, "choice"))}, but its policy (stand-in-v1) plays ${B.pyRepr(choice)} here`);
+        if (get(d, "choice") !== choice || request.sealed) throw new Refused(`the stand-in's move for ${seat} is ${B.pyRepr(get(d, "choice"))}, but its policy (${version}) plays ${B.pyRepr(choice)} here`);
         this.standInMoves++;
         return;
       }
-      const salt = B.hex(this.rng.block(`stand-in-salt/${index}`, 0));
+      const salt = B.hex(this.rng.block(saltLabel, 0));
       let expected;
       try { expected = makeCommitment(this.game, need(d, "round"), need(d, "step"), seat, choice, salt); } catch (e) {
         if (e instanceof Refused) throw new Malformed(e.message);
         throw e;
       }
-      if (!request.sealed || get(d, "commitment") !== expected) throw new Refused(`the stand-in's commitment for ${seat} is not the one its policy (stand-in-v1) makes here`);
+      if (!request.sealed || get(d, "commitment") !== expected) throw new Refused(`the stand-in's commitment for ${seat} is not the one its policy (${version}) makes here`);
       this.standInMoves++;
     }
   }
@@ -850,7 +870,7 @@
     created: S.created, key: S.key, client_seed: S.client_seed, started: S.started_, commit: S.commit, nmr: S.nmr,
     reveal: S.reveal, default: S.default_, decide: S.decide, reveal_held: S.reveal_held, sealed_batch: S.sealed_batch,
     disclosed: S.disclosed_, seed_revealed: S.seed_revealed, paused: S.paused_, resumed: S.resumed, extended: S.extended,
-    replaced: S.replaced,
+    replaced: S.replaced, stand_in_ended: S.stand_in_ended,
   };
 
   // the held reveals a log discloses (its `disclosed` event), as pbem/protocol/anonymous.py reads them

@@ -747,10 +747,10 @@
   }
   function pending(s) {
     return openRequests(s).map(([seat, kind, sealed]) => {
-      let options = optionsFor(s, seat, kind);
-      if (options !== null && options.length > MAX_OPTIONS) options = null;
+      const every = optionsFor(s, seat, kind);
+      const options = every !== null && every.length > MAX_OPTIONS ? null : every;
       return { player: s.players[seat], kind, sealed, round: s.round, step: s.step, default: defaultFor(s, seat, kind),
-               syntax: SYNTAX[kind], options, anonymous: false };
+               syntax: SYNTAX[kind], options, anonymous: false, allOptions: options === null ? every : null };
     });
   }
   const check = (s, player, text) => validate(s, player, text)[2];

@@ -922,6 +922,7 @@
         player: x[0], kind: x[1], sealed: x[1] === "vote", round: s.turn_no, step: s.vote_no,
         default: defaultOf(s, x[0], x[1], x[2]), syntax: SYNTAX[x[1]],
         options: opts.length <= MAX_OPTIONS ? opts : null, anonymous: x[1] === "vote",
+        allOptions: opts.length > MAX_OPTIONS ? opts : null,
       };
     });
   }
