@@ -6,7 +6,8 @@ judge as ``litestream replicate -exec "pbem mail run --maildir ..."``, a real SM
 127.0.0.1) once per set-up, alternating, ``--repeat`` times. Each player's mail is delivered
 into the judge's Maildir and timed until the judge has applied it and sent everything it
 queued (its answer, the other player's private message, the summary). Wall-clock seconds:
-the barrier's cost is waiting (one ``litestream sync -wait`` per batch), not CPU.
+the barrier's cost is waiting (one ``litestream sync -wait`` per batch), not CPU. After
+each game with the barrier, the barrier alone is timed too (``BARRIERS`` calls).
 
     python benchmarks/bench_replica.py [--repeat 1] [--mails 60] [--sftp]
 
@@ -28,29 +29,39 @@ from types import SimpleNamespace
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from pbem.mail import replica  # noqa: E402
+from pbem.mail.config import load_config  # noqa: E402
 from pbem.protocol import commands  # noqa: E402
 from tests.replica import conftest as fixtures  # noqa: E402
 from tests.replica.table import Table  # noqa: E402
 
 SEED = bytes.fromhex("5eed" * 16)
+BARRIERS = 30  # barrier calls timed alone after each game with the barrier
 
 
 def one_game(folder: Path, barrier: bool, mails: int | None, sftp) -> dict:
     judge = fixtures._judge_conftest()
     room = judge.Mailroom()
     smtp = judge.smtp_server(room)
-    replica = sftp.replica(folder / "sftp-replica") if sftp else {"url": f"file://{folder / 'replica'}"}
-    table = Table(folder / "host", room, smtp.port, replica, barrier=barrier)
+    target = sftp.replica(folder / "sftp-replica") if sftp else {"url": f"file://{folder / 'replica'}"}
+    table = Table(folder / "host", room, smtp.port, target, barrier=barrier)
     try:
         table.judge.start()
         table.wait_quiet()
         started = time.monotonic()
         table.turns(limit=mails)
         seconds = time.monotonic() - started
+        barriers = []
+        if barrier:  # the barrier alone, while Litestream runs: one litestream sync -wait, nothing to copy
+            config = load_config(table.mail_toml, {})
+            for _ in range(BARRIERS):
+                begun = time.monotonic()
+                assert replica.barrier(config, table.db) is None
+                barriers.append(time.monotonic() - begun)
     finally:
         table.judge.stop()
         smtp.stop()
-    return {"latencies": table.latencies, "seconds": seconds, "sent": len(room.received)}
+    return {"latencies": table.latencies, "seconds": seconds, "sent": len(room.received), "barriers": barriers}
 
 
 def line(name: str, runs: list[dict]) -> str:
@@ -89,6 +100,9 @@ def main() -> None:
           f"answered at once ({args.repeat} run{'s' if args.repeat != 1 else ''} each):")
     print(line("without the barrier:", runs[False]))
     print(line("with the barrier:", runs[True]))
+    alone = [x for run in runs[True] for x in run["barriers"]]
+    print(f"{'one barrier alone:':20} median {statistics.median(alone) * 1000:.0f} ms over {len(alone)} calls "
+          f"(litestream sync -wait, the program started each time)")
 
 
 if __name__ == "__main__":
