@@ -247,11 +247,13 @@ def list_games(every: Annotated[bool, typer.Option("--all", help="List the finis
         text.append(f"{hidden} finished game{'s' if hidden != 1 else ''} not shown (pbem games --all)")
     if mailing or mail:
         text.append(_fetch_line(fetched))
-        waiting = _replica_text(store, {})
+    replica: dict = {}
+    if mailing or mail:
+        waiting = _replica_text(store, replica)
         if waiting:
             text.append(waiting.strip())
     emit({"games": [r["game"] for r in rows], "details": rows, "finished_not_shown": hidden,
-          "last_fetch": fetched}, as_json, "\n".join(text))
+          "last_fetch": fetched, "replica_wait": replica.get("replica_wait")}, as_json, "\n".join(text))
 
 
 def _undeliverable(store, game: str) -> list[dict]:
