@@ -1,4 +1,4 @@
-"""Commands for the record: show, log, export, audit, replay, reveal-seed."""
+"""Commands for the record: show, log, export, audit, check-restore, replay, reveal-seed."""
 
 
 import sys
@@ -15,6 +15,7 @@ def register(app: typer.Typer) -> None:
     app.command("log")(log)
     app.command("export")(export)
     app.command("audit")(audit)
+    app.command("check-restore")(check_restore)
     app.command("replay")(replay)
     app.command("reveal-seed")(reveal_seed)
 
@@ -181,6 +182,95 @@ def audit(game: Annotated[Optional[str], typer.Argument(help="A game in the data
     code = EXIT_CODES[report["verdict"]]
     if code:
         raise typer.Exit(code)
+
+
+@handled
+def check_restore(receipts: Annotated[Optional[List[Path]], typer.Option("--receipts", help="The judge's answers as players got them: an mbox, a saved mail, or a text holding receipt blocks (repeatable).", show_default=False)] = None,
+                  db: DbOption = None, as_json: JsonOption = False):
+    """Check a database restored from its replica: every game audits, and every receipt the
+    players hold is in the log (exit 0), else say what is missing (exit 1).
+
+    Each game is audited as 'pbem audit GAME' does (OK or INCOMPLETE pass; FAIL does not).
+    Every receipt block in the --receipts files (an mbox of the judge's answers, say) must
+    name a game of the database and an event that the log holds with the hash the judge
+    signed: one that the restore lost is listed as missing. See docs/hosting.md (the
+    restore drill).
+
+    \b
+    Example: pbem check-restore --db restored.db --receipts answers.mbox
+    Example: pbem check-restore --db restored.db --receipts ani.eml --receipts alex.eml --json
+    """
+    from ..protocol.errors import BadAuditInput
+    from ..store import audit as auditing
+    from .inputs import InputRefused
+    store = open_store(db)
+    try:
+        held = _receipts_in(receipts or [])
+    except (OSError, InputRefused) as exc:
+        fail(f"{exc.strerror or exc}: {exc.filename}" if getattr(exc, "filename", None) else str(exc), 2)
+    except BadAuditInput as exc:
+        fail(str(exc), 2)
+    games, lines, failed = [], [], []
+    for name in store.games():
+        report = auditing.audit_store(store, name, None)
+        games.append({"game": name, "verdict": report["verdict"], "events": report["events"],
+                      "problem": report.get("problem")})
+        lines.append(f"{name}: {report['verdict_line']}")
+        if report["verdict"] == "FAIL":
+            failed.append(f"{name} does not audit")
+    missing = _missing_receipts(store, held)
+    for entry in missing:
+        lines.append(f"receipt MISSING: {entry['reason']}")
+    if missing:
+        failed.append(f"{len(missing)} of {len(held)} receipts are not in the log")
+    head = (f"RESTORE FAIL: {'; '.join(failed)}" if failed else
+            f"RESTORE OK: {len(games)} game{' audits' if len(games) == 1 else 's audit'}, {len(held)} "
+            f"receipt{'s' if len(held) != 1 else ''} all in the log")
+    result = {"ok": not failed, "games": games, "receipts": len(held), "missing": missing}
+    if failed:
+        result.update(error=head, code=1)
+    emit(result, as_json, "\n".join([head, *lines]))
+    if failed:
+        typer.echo(f"pbem: {head}", err=True)
+        raise typer.Exit(1)
+
+
+def _receipts_in(paths: List[Path]) -> list[dict]:
+    """Every distinct receipt body in ``paths`` (an mbox is read message by message)."""
+    import re
+
+    from ..mail.message import submission_text
+    from ..protocol.receipts import read_receipts
+    from .inputs import HEADS, read_bytes
+    found: dict = {}
+    for path in paths:
+        data = bytes(read_bytes(str(path), HEADS)[1])
+        parts = ([part for part in re.split(rb"(?m)^From .*\n", data) if part.strip()]
+                 if data.startswith(b"From ") else [data])
+        for number, part in enumerate(parts, start=1):
+            where = f"{path} message {number}" if len(parts) > 1 else str(path)
+            for body in read_receipts(submission_text(part), where):
+                found.setdefault((body["game"], body["seq"], body["hash"], body["head_seq"]), body)
+    return list(found.values())
+
+
+def _missing_receipts(store, held: list[dict]) -> list[dict]:
+    from ..protocol.receipts import contradiction
+    hashes: dict = {}
+    missing = []
+    for number, body in enumerate(held, start=1):
+        game = body["game"]
+        if game not in hashes:
+            rows = [e.export_dict() for e in store.events(game)] if store.has_game(game) else []
+            created = rows[0]["data"] if rows and rows[0]["kind"] == "created" else {}
+            hashes[game] = ([row["hash"] for row in rows], created.get("judge_key"))
+        chain, key = hashes[game]
+        reason = (f"receipt {number} ({body['player']}, event {body['seq']} {body['event']}) is for game {game}, "
+                  f"which this database does not hold") if not chain else contradiction(number, body, key, chain)
+        if reason is not None:
+            missing.append({"game": game, "player": body["player"], "seq": body["seq"], "event": body["event"],
+                            "hash": body["hash"], "reason": f"{game}: {reason}"})
+    return missing
 
 
 @handled

@@ -263,8 +263,13 @@ def list_games(every: Annotated[bool, typer.Option("--all", help="List the finis
         text.append(f"{hidden} finished game{'s' if hidden != 1 else ''} not shown (pbem games --all)")
     if mailing or mail:
         text.append(_fetch_line(fetched))
+    replica: dict = {}
+    if mailing or mail:
+        waiting = _replica_text(store, replica)
+        if waiting:
+            text.append(waiting.strip())
     emit({"games": [r["game"] for r in rows], "details": rows, "finished_not_shown": hidden,
-          "last_fetch": fetched}, as_json, "\n".join(text))
+          "last_fetch": fetched, "replica_wait": replica.get("replica_wait")}, as_json, "\n".join(text))
 
 
 def _undeliverable(store, game: str) -> list[dict]:
@@ -331,7 +336,18 @@ def status(game: GameArg, db: DbOption = None, as_json: JsonOption = False):
         text += f"\n{_mail_text(report['mail'])}; {_fetch_line(report['mail']['last_fetch'])}"
         for entry in report["mail"]["undeliverable"]:
             text += f"\nmail cannot be delivered: {safe(failures.line(entry))}"
+        text += _replica_text(store, report["mail"])
     emit(report, as_json, text)
+
+
+def _replica_text(store, mail: dict) -> str:
+    """While mail waits for the replica (docs/hosting.md): a line saying why, kept in ``mail``."""
+    from ..mail import replica
+    state = replica.waiting(store.path)
+    if state is None:
+        return ""
+    mail["replica_wait"] = state
+    return f"\n{safe(replica.line(state))}"
 
 
 

@@ -92,7 +92,7 @@ def send(smtp: Annotated[Optional[str], typer.Option("--smtp", callback=_check_s
             if not config.judge_address:
                 typer.echo("pbem: note: no judge address (--from, or judge_address in the mail config): the files "
                            "say From: judge@ the Message-IDs' domain, which players cannot answer", err=True)
-            report = write_due(store, to_dir, clock(), config.judge_address, clock=clock)
+            report = write_due(store, to_dir, clock(), config.judge_address, clock=clock, config=config)
         else:
             report = send_due(store, config, clock(), clock=clock)
     lines = [send_line(r) for r in report.results]

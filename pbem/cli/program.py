@@ -20,7 +20,7 @@ GROUPS = ("game", "play", "audit", "tools")
 SOLO = {name: group for group, names in {
     "game": ("new", "client-seed", "key", "start", "games", "status", "private"),
     "play": ("seal", "commit", "reveal", "decide", "submit", "nmr"),
-    "audit": ("show", "log", "export", "audit", "replay", "reveal-seed"),
+    "audit": ("show", "log", "export", "audit", "check-restore", "replay", "reveal-seed"),
     "tools": ("keygen", "demo"),
 }.items() for name in names}
 

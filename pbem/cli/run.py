@@ -114,8 +114,10 @@ def _started(db: str, config, maildir: Optional[Path], seconds: float, once: boo
     if not sources:
         sources.append("no mail to fetch (it comes by 'pbem mail ingest')")
     when = "one pass" if once else f"a pass every {_seconds(seconds)}"
+    barrier = (f"; no mail before Litestream's replica holds it (replica barrier, {config.litestream_socket})"
+               if config.replica_barrier else "")
     return (f"started (pid {os.getpid()}) on {db}: {when}; {', '.join(sources)}; sending through "
-            f"{config.server} as {config.judge_address}")
+            f"{config.server} as {config.judge_address}{barrier}")
 
 
 def _seconds(seconds: float) -> str:

@@ -23,6 +23,10 @@ The file, by default ``$PBEM_MAIL_CONFIG``, else ``$XDG_CONFIG_HOME/pbem/mail.to
     imap_password_env = "PBEM_IMAP_PASSWORD"
     imap_folder = "INBOX"         # where players' mail arrives
     imap_done_folder = "Judged"   # move each message here once ingested (default: flag it \\Seen)
+    replica_barrier = true        # send nothing before Litestream's replica holds it (docs/hosting.md)
+    litestream = "litestream"     # the program (a name on PATH, or a path)
+    litestream_socket = "/var/run/litestream.sock"   # its control socket (socket.path in litestream.yml)
+    replica_timeout = 30          # seconds one barrier waits for the replica before mail waits a pass
 """
 
 from __future__ import annotations
@@ -43,7 +47,9 @@ IMAP_PASSWORD_ENV = "PBEM_IMAP_PASSWORD"
 LOOPBACK = ("localhost", "127.0.0.1", "::1")
 KEYS = ("judge_address", "smtp_host", "smtp_port", "security", "smtp_user", "smtp_password",
         "password_env", "timeout", "ca_file", "imap_host", "imap_port", "imap_security", "imap_user",
-        "imap_password", "imap_password_env", "imap_folder", "imap_done_folder")
+        "imap_password", "imap_password_env", "imap_folder", "imap_done_folder", "replica_barrier", "litestream",
+        "litestream_socket", "replica_timeout")
+LITESTREAM_SOCKET = "/var/run/litestream.sock"  # Litestream's own default
 PASSWORD_KEYS = ("smtp_password", "imap_password")
 
 
@@ -72,6 +78,10 @@ class MailConfig:
     imap_password_env: str = IMAP_PASSWORD_ENV
     imap_folder: str = "INBOX"
     imap_done_folder: str | None = None  # None: flag each fetched message \Seen instead of moving it
+    replica_barrier: bool = False  # True: no mail goes out before the replica holds it (pbem.mail.replica)
+    litestream: str = "litestream"
+    litestream_socket: str = LITESTREAM_SOCKET
+    replica_timeout: float = 30.0
     source: Path | None = None  # the file the settings came from, for messages
 
     @property
@@ -139,6 +149,14 @@ def load_config(path: Path | None, env: Mapping[str, str]) -> MailConfig:
     if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or timeout <= 0:
         raise MailConfigError(f"{path}: timeout must be a number of seconds such as 60, got {timeout!r}")
     ca_file = _text(values, "ca_file", path)
+    barrier = values.get("replica_barrier", False)
+    if not isinstance(barrier, bool):
+        raise MailConfigError(f"{path}: replica_barrier must be true or false, got {barrier!r}")
+    replica_timeout = values.get("replica_timeout", 30.0)
+    if isinstance(replica_timeout, bool) or not isinstance(replica_timeout, (int, float)) or replica_timeout <= 0:
+        raise MailConfigError(f"{path}: replica_timeout must be a number of seconds such as 30, "
+                              f"got {replica_timeout!r}")
+    socket = _text(values, "litestream_socket", path)
     config = MailConfig(
         judge_address=_text(values, "judge_address", path),
         smtp_host=_text(values, "smtp_host", path),
@@ -157,6 +175,10 @@ def load_config(path: Path | None, env: Mapping[str, str]) -> MailConfig:
         imap_password_env=imap_password_env,
         imap_folder=_text(values, "imap_folder", path) or "INBOX",
         imap_done_folder=_text(values, "imap_done_folder", path),
+        replica_barrier=barrier,
+        litestream=_text(values, "litestream", path) or "litestream",
+        litestream_socket=str(path.parent / Path(socket).expanduser()) if socket else LITESTREAM_SOCKET,
+        replica_timeout=float(replica_timeout),
         source=path if values else None,
     )
     return check_config(config)

@@ -254,7 +254,9 @@ def send_due(store, config: MailConfig, now: str,
     senders; a caller that holds the database's send lock exclusively (``pbem mail run``)
     has no other sender to keep off, and passes 0, so that a row left in doubt by a killed
     predecessor goes out at once rather than when its claim runs out. ``on_result(result)``
-    hears of each row the moment it is marked.
+    hears of each row the moment it is marked. With ``config.replica_barrier``, the due rows
+    go only once Litestream's replica holds them (one ``pbem.mail.replica`` barrier for the
+    batch); if it cannot, they all stay queued and ``stopped`` says why.
     """
     check_sendable(config)
     moment = clock or (lambda: now)
@@ -262,6 +264,8 @@ def send_due(store, config: MailConfig, now: str,
     rows = outbox.due(store, now)
     report = SendReport(on_result=on_result)
     if not rows:
+        return report
+    if not _replica_holds(store, config, moment, report, rows):
         return report
     plain = plain_recipients(store)
     _note_pictures(report, rows, plain)
@@ -279,7 +283,7 @@ def send_due(store, config: MailConfig, now: str,
         # stop, the mark of the one sent and the claim of the next go in one transaction:
         # ``asked`` and ``claimed`` carry those answers to the next row's turn.
         asked = claimed = None
-        for index, row in enumerate(_and_notices(store, rows, tried, report, moment)):
+        for index, row in enumerate(_and_notices(store, rows, tried, report, moment, config)):
             stop = asked if asked is not None else should_stop is not None and should_stop()
             asked = None
             if stop:
@@ -331,17 +335,37 @@ def _hand_over(smtp, message, sender: str, recipient: str) -> None:
         smtp.send_message(message, from_addr=sender, to_addrs=[recipient])
 
 
-def _and_notices(store, rows: list, tried: set, report: SendReport, moment):
+def _and_notices(store, rows: list, tried: set, report: SendReport, moment, config: MailConfig | None = None):
     """``rows``, then the moderators' notices that failures in this run queued (told within
-    the same run, not one run later); ``rows`` grows as they are added."""
+    the same run, not one run later); ``rows`` grows as they are added. Under the replica
+    barrier they go only once the replica holds them too (else at the next run)."""
     index = 0
     while index < len(rows):
         yield rows[index]
         index += 1
         if index == len(rows) and any(r.given_up for r in report.results):
             fresh = [row for row in outbox.due(store, moment()) if row.id not in tried and row.kind == "notice"]
+            if fresh and config is not None and config.replica_barrier:
+                from . import replica
+                if replica.guard(config, store.path, moment()) is not None:
+                    return
             tried.update(row.id for row in fresh)
             rows.extend(fresh)
+
+
+def _replica_holds(store, config: MailConfig | None, moment, report: SendReport, rows: list) -> bool:
+    """Under the replica barrier (``pbem.mail.replica``), one barrier for the whole batch
+    ``rows``: True once the replica holds every transaction committed so far (the events
+    behind these rows among them); else the batch stays queued, untouched, and ``report``
+    says why. Without the barrier, True at once."""
+    if config is None or not config.replica_barrier:
+        return True
+    from . import replica
+    problem = replica.guard(config, store.path, moment())
+    if problem is None:
+        return True
+    report.stopped, report.left = problem, len(rows)
+    return False
 
 
 RENDER_BATCH = 200  # rendered rows held before they are written: one commit for most runs,
@@ -451,13 +475,13 @@ def _close(smtp) -> None:
 
 
 def write_due(store, folder: Path, now: str, from_address: str | None = None,
-              clock: Callable[[], str] | None = None) -> SendReport:
+              clock: Callable[[], str] | None = None, config: MailConfig | None = None) -> SendReport:
     """Write each row due at ``now`` as ``FOLDER/<id>-<message-id>.eml`` and mark it sent.
 
     For a moderator who sends by hand. Each file appears whole (written under a temporary
     name, then renamed); a crash before the mark rewrites the same file on the next run.
     ``from_address`` defaults to ``judge@`` the Message-ID's domain; ``clock`` is as for
-    ``send_due``.
+    ``send_due``; ``config``, when given, brings its replica barrier (``_replica_holds``).
     """
     moment = clock or (lambda: now)
     folder = Path(folder)
@@ -465,6 +489,8 @@ def write_due(store, folder: Path, now: str, from_address: str | None = None,
     report = SendReport()
     render_pending(store)
     rows = outbox.due(store, now)
+    if rows and not _replica_holds(store, config, moment, report, rows):
+        return report
     plain = plain_recipients(store)
     _note_pictures(report, rows, plain)
     for index, row in enumerate(rows):
