@@ -152,15 +152,42 @@ class SeatsAndTime:
         until = data.get("until")
         if until is not None and check_time(until, "--until") <= at:
             raise Refused(f"--until {until} is not later than now ({at}); give a time after it")
+        if "forced" in data and data["forced"] is not True:
+            raise Refused(f"'forced' is true or absent, not {quote(data['forced'])}")
+        forced, shortened = data.get("forced") is True, False
         since = self.paused["since"]
         if self.state is not None:
             for key, opened in list(self.opened_at.items()):
                 base = self.base_due(key)
+                # the deadline in force: the clock stood still from the pause (or the opening) until now
+                in_force = None if base is None else shift(base, seconds_between(max(since, opened), at))
+                if until is not None and in_force is not None and until < in_force:
+                    if not forced:
+                        raise Refused(f"--until {until} is earlier than {key[0]}'s deadline in force {in_force} "
+                                      f"(its deadline before the pause, moved on by the pause): a resume moves "
+                                      f"deadlines later, never earlier; give {in_force} or later, or use --force "
+                                      f"(the log marks it forced and the audit names it)")
+                    shortened = True
                 if until is not None:
                     self.due_over[key] = until
-                elif base is not None:  # the clock stood still from the pause (or the opening) until now
-                    self.due_over[key] = shift(base, seconds_between(max(since, opened), at))
+                elif in_force is not None:
+                    self.due_over[key] = in_force
+            if forced and not shortened:
+                raise Refused("a resume is marked forced only when it moves a deadline earlier; this one moves "
+                              "none: resume without --force")
         self.paused = None
+
+    def shortens(self, until: str | None, at: str) -> bool:
+        """Whether resuming at ``at`` with ``until`` would move an owed deadline earlier
+        than the one in force (then only a forced resume may, docs/protocol.md §16)."""
+        if until is None or not self.paused or self.state is None:
+            return False
+        since = self.paused["since"]
+        for key, opened in self.opened_at.items():
+            base = self.base_due(key)
+            if base is not None and until < shift(base, seconds_between(max(since, opened), at)):
+                return True
+        return False
 
     def _on_extended(self, data: dict, at: str) -> None:
         self._discretion(data, "extension", WHO)
