@@ -32,6 +32,8 @@ CLOCK_SENSITIVE = [
     "tests/render/test_render_defaults.py",
     "tests/judge/test_deadlines.py",
     "tests/cli/test_cli_deadlines.py",
+    "tests/protocol/test_deadlines_in_force.py",
+    "tests/judge/test_witnessed_time.py",
 ]
 
 

@@ -57,12 +57,16 @@ def pause(game: GameArg, reason: ReasonOption = None, db: DbOption = None, as_js
 
 
 @handled
-def resume(game: GameArg, until: UntilOption = None, reason: ReasonOption = None, db: DbOption = None,
-           as_json: JsonOption = False):
+def resume(game: GameArg, until: UntilOption = None, reason: ReasonOption = None,
+           force: Annotated[bool, typer.Option("--force", help="Let --until shorten a deadline in force (the log marks "
+                                                               "it forced and the audit names it).")] = False,
+           db: DbOption = None, as_json: JsonOption = False):
     """Resume a paused game: every open deadline moves on by the length of the pause.
 
-    With --until every open deadline becomes that time instead. Each player is mailed
-    their new deadlines (in their own time zone).
+    With --until every open deadline becomes that time instead; a time earlier than a
+    deadline in force (its deadline before the pause, moved on by the pause) is refused
+    unless --force, and the audit's verdict then names the shortened deadline. Each
+    player is mailed their new deadlines (in their own time zone).
 
     \b
     Example: pbem resume g1
@@ -70,7 +74,7 @@ def resume(game: GameArg, until: UntilOption = None, reason: ReasonOption = None
     """
     from ..protocol import away as absence, reports
     store = open_store(db)
-    session = absence.resume(store, game, until=parse_until(until), reason=reason or "")
+    session = absence.resume(store, game, until=parse_until(until), reason=reason or "", force=force)
     waiting = reports.waiting(session)
     emit({"game": game, "waiting": waiting}, as_json,
          f"game {game} resumed; " + ("; ".join(f"{safe(w['player'])} {w['kind']} due {w.get('due', '-')}"

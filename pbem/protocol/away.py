@@ -20,12 +20,23 @@ def pause(store, game_id: str, reason: str, at=None):
     return write(store, game_id, lambda s: [("paused", {"by": "moderator", "reason": (reason or "").strip()})], at)
 
 
-def resume(store, game_id: str, until: str | None = None, reason: str = "", at=None):
-    """Resume a paused game: each open deadline moves on by the pause (or to ``until``)."""
+def resume(store, game_id: str, until: str | None = None, reason: str = "", at=None, force: bool = False):
+    """Resume a paused game: each open deadline moves on by the pause (or to ``until``).
+    An ``until`` earlier than a deadline in force is refused unless ``force``: then the
+    event is marked forced, and the audit's verdict names it."""
     data = {"by": "moderator", "reason": (reason or "").strip() or "the pause is over"}
     if until is not None:
         data["until"] = until
-    return write(store, game_id, lambda s: [("resumed", data)], at)
+
+    from .times import now_utc
+    at = at or now_utc()  # one time for the check and the event
+
+    def build(session):
+        stamp = max(at, session.last_at)
+        if force and session.shortens(until, stamp):
+            return [("resumed", {**data, "forced": True})]
+        return [("resumed", data)]
+    return write(store, game_id, build, at)
 
 
 def extend(store, game_id: str, player: str | None = None, seconds: int | None = None,

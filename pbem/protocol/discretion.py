@@ -163,7 +163,7 @@ class Discretion:
 def tally(rows, ended_early: dict | None = None) -> dict:
     """The judge's forced and discretionary acts in a log (export dicts or Events), counted
     for the verdict (docs/protocol.md §13): ``{"forced_defaults", "ended_early",
-    "no_client_seed", "key_changes", "defaults_during_pause", "pauses", "extensions",
+    "no_client_seed", "key_changes", "shortened_deadlines", "defaults_during_pause", "pauses", "extensions",
     "extensions_by_moderator", "extensions_after_deadline", "replacements",
     "stand_in_moves", "seats_taken_back", "seats_taken_back_by_moderator"}`` (only the
     non-zero ones). ``ended_early``: ``{"round": R, "round_word": "turn"}`` when the seed
@@ -199,6 +199,8 @@ def tally(rows, ended_early: dict | None = None) -> dict:
             add("pauses")
         elif kind == "resumed":
             paused = False
+            if data.get("forced") is True:
+                add("shortened_deadlines")  # resume --until before a deadline in force, --force
         elif kind == "extended":
             add("extensions")
             if data.get("by") == "moderator" or (signed_game and data.get("signature") is None):
@@ -224,9 +226,9 @@ def tally(rows, ended_early: dict | None = None) -> dict:
 
 
 # the order of the verdict's parts (and of the --json object)
-ORDER = ("ended_early", "no_client_seed", "forced_defaults", "defaults_during_pause", "key_changes", "pauses",
-         "extensions", "extensions_by_moderator", "extensions_after_deadline", "replacements", "stand_in_moves",
-         "seats_taken_back", "seats_taken_back_by_moderator")
+ORDER = ("ended_early", "no_client_seed", "forced_defaults", "shortened_deadlines", "defaults_during_pause",
+         "key_changes", "pauses", "extensions", "extensions_by_moderator", "extensions_after_deadline",
+         "replacements", "stand_in_moves", "seats_taken_back", "seats_taken_back_by_moderator")
 TIMES = {1: "once", 2: "twice"}
 
 
@@ -244,6 +246,9 @@ def tally_text(counts: dict) -> str:
         parts.append("no client seed: the judge alone chose the deal")
     if counts.get("forced_defaults"):
         parts.append(n(counts["forced_defaults"], "forced default"))
+    if counts.get("shortened_deadlines"):
+        count = counts["shortened_deadlines"]
+        parts.append(f"{count} forced resume{'' if count == 1 else 's'} that shortened deadlines")
     if counts.get("defaults_during_pause"):
         parts.append(n(counts["defaults_during_pause"], "default") + " during a pause")
     for player, times in (counts.get("key_changes") or {}).items():

@@ -212,15 +212,46 @@ class SeatsAndTime:
         until = data.get("until")
         if until is not None and check_time(until, "--until") <= at:
             raise Refused(f"--until {until} is not later than now ({at}); give a time after it")
-        since = self.paused["since"]
+        if "forced" in data and data["forced"] is not True:
+            raise Refused(f"'forced' is true or absent, not {quote(data['forced'])}")
+        forced = data.get("forced") is True
         if self.state is not None:
-            for key, opened in list(self.opened_at.items()):
-                base = self.base_due(key)
+            in_force = self.in_force(at)
+            shortened = [(key, due) for key, due in in_force.items() if until is not None and until < due]
+            if shortened and not forced:
+                (player, *_), due = shortened[0]
+                raise Refused(f"--until {until} is earlier than {player}'s deadline in force {due} (its deadline "
+                              f"before the pause, moved on by the pause): a resume moves deadlines later, never "
+                              f"earlier; give {max(in_force.values())} or later, or use --force (the log marks it "
+                              f"forced and the audit names it)")
+            if forced and not shortened:
+                raise Refused("a resume is marked forced only when it moves a deadline earlier; this one moves "
+                              "none: resume without --force")
+            for key in self.opened_at:
                 if until is not None:
                     self.due_over[key] = until
-                elif base is not None:  # the clock stood still from the pause (or the opening) until now
-                    self.due_over[key] = shift(base, seconds_between(max(since, opened), at))
+                elif key in in_force:
+                    self.due_over[key] = in_force[key]
         self.paused = None
+
+    def in_force(self, at: str) -> dict[tuple, str]:
+        """While paused: each owed request's deadline in force at ``at``, its deadline before
+        the pause moved on by the pause (the clock stood still from the pause, or from its
+        opening, until ``at``): what a plain resume at ``at`` gives it."""
+        since = self.paused["since"]
+        out = {}
+        for key, opened in self.opened_at.items():
+            base = self.base_due(key)
+            if base is not None:
+                out[key] = shift(base, seconds_between(max(since, opened), at))
+        return out
+
+    def shortens(self, until: str | None, at: str) -> bool:
+        """Whether resuming at ``at`` with ``until`` would move an owed deadline earlier
+        than the one in force (then only a forced resume may, docs/protocol.md §16)."""
+        if until is None or not self.paused or self.state is None:
+            return False
+        return any(until < due for due in self.in_force(at).values())
 
     def _on_extended(self, data: dict, at: str) -> None:
         self._discretion(data, "extension", WHO)

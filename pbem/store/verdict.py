@@ -64,6 +64,14 @@ def check_published(published: Published | None, game: str, rows: list[dict], re
     for seq, digest in distinct:
         _check_head(seq, digest, hashes)
     report["heads_checked"] = len(distinct)
+    timed = 0
+    for name, raw in published.head_files:  # each mail's own time, witnessed by the servers it passed
+        from ..protocol.heads import witnessed_mails
+        for mail in witnessed_mails(raw, game, name.replace("\\", "/").rsplit("/", 1)[-1]):  # the file's own name
+            _check_time(mail, rows)
+            timed += 1
+    if timed:
+        report["mails_timed"] = timed
     report["receipts_possible"] = judge_key is not None
     for number, body in enumerate(published.receipts, start=1):
         if body["game"] != game:
@@ -124,6 +132,21 @@ def _check_head(seq: int, digest: str, hashes: list[str]) -> None:
                                      f"its event {seq} is {short(hashes[seq - 1])}")
 
 
+def _check_time(mail: dict, rows: list[dict]) -> None:
+    """No event a mail covers is stamped later than the mail was witnessed, beyond the
+    tolerance for clock skew (docs/protocol.md §15): else the judge's clock ran ahead."""
+    from ..protocol.heads import TOLERANCE
+    from ..protocol.times import shift
+    latest = shift(mail["at"], TOLERANCE)
+    for row in rows[:mail["covers"]]:
+        at = row.get("at")
+        if isinstance(at, str) and at > latest:
+            raise PublishedMismatch(row["seq"], f"event {row['seq']} ({row['kind']}) is stamped {at}, but "
+                                                f"{mail['mail']} carried head event {mail['covers']} at {mail['at']} "
+                                                f"({mail['by']}), more than {TOLERANCE // 60} minutes before: the "
+                                                f"judge's clock ran ahead")
+
+
 def _plural(n: int, one: str, many: str) -> str:
     return one if n == 1 else f"{n} {many}"
 
@@ -136,6 +159,9 @@ def _proven(report: dict) -> str:
     n = report.get("heads_checked", 0)
     heads = ("no published heads given" if not n
              else _plural(n, "1 published head is a prefix", "published heads are prefixes"))
+    if report.get("mails_timed"):
+        heads += (", no event stamped after a mail that carried it ("
+                  + _plural(report["mails_timed"], "1 mail timed", "mails timed") + ")")
     receipts = (_plural(report.get("receipts_checked", 0), "1 receipt checked", "receipts checked")
                 if report.get("receipts_possible") else "receipts not possible (no judge key in created)")
     return f"{seed}, {heads}, {receipts}"

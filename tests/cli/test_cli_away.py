@@ -74,3 +74,19 @@ def test_replace_in_a_game_by_mail(cli):
     out = cli.ok("replace", "g1", "frank", "--email", "maria@example.org").stdout
     assert "the welcome for maria@example.org is queued (pbem mail send)" in out
     assert "maria" not in cli.ok("export", "g1").stdout
+
+
+def test_a_resume_never_shortens_a_deadline_unless_forced(cli):
+    """pbem resume --until a time before the deadline in force is refused in one line; with
+    --force it is taken, marked forced, and the audit's verdict names it."""
+    from datetime import datetime, timedelta, timezone
+    new_game(cli)
+    cli.ok("pause", "g1", "--reason", "a public holiday")
+    soon = (datetime.now(timezone.utc) + timedelta(minutes=5)).strftime("%Y-%m-%dT%H:%M:%SZ")
+    cli.refused("g1", "resume", "g1", "--until", soon, match=f"--until {soon} is earlier than ani's deadline in force ")
+    done = cli.json("resume", "g1", "--until", soon, "--force")
+    assert {w["due"] for w in done["waiting"]} == {soon}
+    assert cli.log("g1")[-1]["data"]["forced"] is True
+    line = cli("audit", "g1").stdout.splitlines()[0]
+    assert line.endswith("; the judge's discretion: no client seed: the judge alone chose the deal, "
+                         "1 forced resume that shortened deadlines, 1 pause"), line

@@ -652,3 +652,81 @@ def test_a_revealed_seed_that_is_not_hex_fails_as_the_audit_says(pages, page, se
     rows[-1]["data"]["seed"] = seed
     shown = check(pages, page, pages.rechain(rows), "seed-not-hex.jsonl")
     assert shown["verdict"] == "FAIL" and shown["line"].startswith(f"FAIL: event {rows[-1]['seq']}: malformed seed_revealed event")
+
+
+# ------------------------------------------------------------------ time witnessed by others (§15)
+
+def _received_mail(subject: str, text: str, received: list[str], date: str | None = None,
+                   message_id: str | None = None) -> bytes:
+    """A list mail as a player's mailbox keeps it: the receiving servers' Received lines on top."""
+    from email.message import EmailMessage
+    msg = EmailMessage()
+    msg["From"], msg["To"], msg["Subject"] = "judge@example.org", "list@example.org", subject
+    if date:
+        msg["Date"] = date
+    if message_id:
+        msg["Message-ID"] = message_id
+    msg.set_content(text)
+    lines = "".join(f"Received: {line}\n" for line in received)
+    return b"From judge@example.org Sat Jan  1 00:00:00 2030\n" + lines.encode() + msg.as_bytes() + b"\n"
+
+
+def _rfc5322(at: str, seconds: int, zone_hours: int = 0) -> str:
+    from datetime import datetime, timedelta, timezone
+    moment = datetime.strptime(at, "%Y-%m-%dT%H:%M:%SZ").replace(tzinfo=timezone.utc) + timedelta(seconds=seconds)
+    local = moment.astimezone(timezone(timedelta(hours=zone_hours)))
+    return local.strftime("%a, %e %b %Y %H:%M:%S ") + f"{'-' if zone_hours < 0 else '+'}{abs(zone_hours):02d}00"
+
+
+def test_an_event_stamped_after_a_mail_that_carried_it_fails_as_the_audit_says(pages, page):
+    name = "four-players"
+    text = (pages.EXAMPLES / f"{name}.jsonl").read_text(encoding="utf-8")
+    rows = pages.rows_of(text)
+    honest = (
+        _received_mail(f"[{name}] round 1", f"Chain head after round 1: event 51 {rows[50]['hash']}\n",
+                       [f"from mail.lists.example.org (mail.lists.example.org [192.0.2.10])\n\tby mx.example.org "
+                        f"(Postfix) with ESMTPS id 4T2x\n\tfor <ani@example.org>; {_rfc5322(rows[50]['at'], 40)} (UTC)",
+                        f"by 2002:a05:6a10:b8a with SMTP id k10csp;\n        {_rfc5322(rows[50]['at'], 20, -8)} (PST)"],
+                       date=_rfc5322(rows[50]["at"], 0), message_id="<r1@judge.example.org>")
+        + _received_mail(f"[{name}] round 2", f"Chain head after round 2: event 103 {rows[102]['hash']}\n", [],
+                         date=_rfc5322(rows[102]["at"], -240, 2)))  # only a Date, 4 minutes early: within 5
+    mbox = pages.tmp / "timed.mbox"
+    mbox.write_bytes(honest)
+    shown = check(pages, page, text, f"{name}.jsonl", heads_files=[mbox], _audit=("--heads", str(mbox)))
+    assert shown["verdict"] == "OK", shown
+    assert "2 published heads are prefixes, no event stamped after a mail that carried it (2 mails timed)" in shown["line"]
+    # the mail covering event 153 reached a player's server 10 minutes before that event's stamp
+    early = _received_mail(f"[{name}] round 3", f"Chain head after round 3: event 153 {rows[152]['hash']}\n",
+                           [f"from [192.0.2.10] (helo=mail.lists.example.org)\n\tby mx.example.net with esmtps "
+                            f"(Exim 4.96)\n\tid 1rAbCd-000123-Xy\n\tfor ani@example.net;\n\t"
+                            f"{_rfc5322(rows[152]['at'], -600)}",
+                            f"from localhost by mail.judge.example.org (Postfix); {_rfc5322(rows[152]['at'], 1)}"],
+                           date=_rfc5322(rows[152]["at"], 0))
+    mbox.write_bytes(honest + early)
+    shown = check(pages, page, text, f"{name}.jsonl", heads_files=[mbox], _audit=("--heads", str(mbox)))
+    from pbem.protocol.times import shift
+    witnessed = shift(rows[152]["at"], -600)
+    bad = next(r for r in rows[:153] if r["at"] > shift(witnessed, 300))
+    assert shown["line"] == (
+        f"FAIL: event {bad['seq']} ({bad['kind']}) is stamped {bad['at']}, but mail 3 of timed.mbox carried head "
+        f"event 153 at {witnessed} (its Received line 1), more than 5 minutes before: the judge's clock ran ahead")
+
+
+def test_a_shortened_deadline_is_named_and_an_unforced_one_fails_as_the_audit_says(pages, page):
+    from pbem.protocol import away, commands
+    from pbem.store import Store, export_lines
+    store = Store(pages.tmp / "shortened.db", create=True)
+    commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, deadline_seconds=86400, start=True,
+                         at="2030-01-01T10:00:00Z")
+    away.pause(store, "g", "a public holiday", at="2030-01-01T12:00:00Z")
+    away.resume(store, "g", until="2030-01-01T14:00:05Z", force=True, at="2030-01-01T14:00:00Z")
+    commands.nmr(store, "g", "ani", at="2030-01-01T14:00:12Z")
+    commands.reveal_seed(store, "g", force=True)
+    text = "".join(export_lines(store.events("g")))
+    shown = check(pages, page, text, "shortened.jsonl")
+    assert shown["verdict"] == "OK" and ", 1 forced resume that shortened deadlines, 1 pause" in shown["line"], shown
+    rows = pages.rows_of(text)
+    next(r for r in rows if r["kind"] == "resumed")["data"].pop("forced")  # a patched judge: no mark
+    shown = check(pages, page, pages.rechain(rows), "shortened-unforced.jsonl")
+    assert shown["line"].startswith("FAIL: event 4: --until 2030-01-01T14:00:05Z is earlier than ani's deadline in "
+                                    "force 2030-01-02T12:00:00Z"), shown

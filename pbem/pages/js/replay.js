@@ -703,12 +703,24 @@
       if (!this.paused) throw new Refused(`game ${this.game} is not paused, so there is nothing to resume (pbem pause ${this.game} --reason TEXT pauses it)`);
       const until = get(d, "until");
       if (until !== null && checkTime(until, "--until") <= at) throw new Refused(`--until ${until} is not later than now (${at}); give a time after it`);
-      const since = this.paused.since;
+      if (has(d, "forced") && d.forced !== true) throw new Refused(`'forced' is true or absent, not ${quote(d.forced)}`);
+      const forced = get(d, "forced") === true;
       if (this.state !== null) {
-        for (const [k, opened] of [...this.openedAt.entries()]) {
+        const since = this.paused.since, inForce = new Map();
+        // the deadline in force: the clock stood still from the pause (or the opening) until now
+        for (const [k, opened] of this.openedAt.entries()) {
           const base = this.baseDue(k);
+          if (base !== null) inForce.set(k, shift(base, secondsBetween(since > opened ? since : opened, at)));
+        }
+        const shortened = [...inForce.entries()].filter(([, due]) => until !== null && until < due);
+        if (shortened.length && !forced) {
+          const latest = [...inForce.values()].reduce((a, b) => (b > a ? b : a));
+          throw new Refused(`--until ${until} is earlier than ${JSON.parse(shortened[0][0])[0]}'s deadline in force ${shortened[0][1]} (its deadline before the pause, moved on by the pause): a resume moves deadlines later, never earlier; give ${latest} or later, or use --force (the log marks it forced and the audit names it)`);
+        }
+        if (forced && !shortened.length) throw new Refused("a resume is marked forced only when it moves a deadline earlier; this one moves none: resume without --force");
+        for (const k of this.openedAt.keys()) {
           if (until !== null) this.dueOver.set(k, until);
-          else if (base !== null) this.dueOver.set(k, shift(base, secondsBetween(since > opened ? since : opened, at)));
+          else if (inForce.has(k)) this.dueOver.set(k, inForce.get(k));
         }
       }
       this.paused = null;
