@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from .writing import note, write
 from .errors import Refused
-from .times import shift
+from .seats import later
+from .times import now_utc
 
 # event kinds that record a decision of the judge rather than a player's move
 KINDS = ("paused", "resumed", "extended", "replaced")
@@ -37,6 +38,7 @@ def extend(store, game_id: str, player: str | None = None, seconds: int | None =
     game's allowance. ``outcome`` gets ``requests``: each request with its old and new due."""
     if (seconds is None) == (until is None):
         raise Refused("give the extension as a duration (e.g. 24h) or as --until TIME, one of the two")
+    now = at or now_utc()
 
     def build(session):
         if player is not None:
@@ -53,7 +55,7 @@ def extend(store, game_id: str, player: str | None = None, seconds: int | None =
         for key in keys:
             due = session.base_due(key)
             requests.append({"player": key[0], "round": key[1], "step": key[2], "kind": key[3],
-                             "from": due, "until": until or shift(due, seconds)})
+                             "from": due, "until": until or later(due, seconds, now)})
         data = {"by": by, "reason": (reason or "").strip() or
                 ("asked by mail" if by == "player" else "the moderator's decision"), "requests": requests}
         if player is not None:
@@ -63,11 +65,15 @@ def extend(store, game_id: str, player: str | None = None, seconds: int | None =
     return write(store, game_id, build, at)
 
 
-def replace(store, game_id: str, seat: str, key: str | None = None, reason: str = "", at=None):
-    """Another person takes ``seat``: from this event on, its key is ``key`` (or none)."""
+def replace(store, game_id: str, seat: str, key: str | None = None, reason: str = "", at=None,
+            moderator_plays: bool = False):
+    """Another person takes ``seat``: from this event on, its key is ``key`` (or none).
+    ``moderator_plays``: that person is the moderator, and the event says so (``moderator``)."""
     def build(session):
         session.player(seat)
         data = {"seat": seat, "by": "moderator", "reason": (reason or "").strip() or "the seat's player left"}
+        if moderator_plays:
+            data["moderator"] = True
         if key is not None:
             data["key"] = key.strip()
         return [("replaced", data)]

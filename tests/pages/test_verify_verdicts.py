@@ -595,3 +595,23 @@ def test_a_revealed_seed_that_is_not_hex_fails_as_the_audit_says(pages, page, se
     rows[-1]["data"]["seed"] = seed
     shown = check(pages, page, pages.rechain(rows), "seed-not-hex.jsonl")
     assert shown["verdict"] == "FAIL" and shown["line"].startswith(f"FAIL: event {rows[-1]['seq']}: malformed seed_revealed event")
+
+
+def test_an_extension_past_a_year_fails_as_the_audit_says(pages, page):
+    """The bound of docs/protocol.md §16: a deadline set at most a year after its event."""
+    rows = pages.rows_of(_game_with_discretion(pages.tmp))
+    extended = next(r for r in rows if r["kind"] == "extended")
+    extended["data"]["requests"][0]["until"] = "9999-12-31T23:00:00Z"
+    shown = check(pages, page, pages.rechain(rows), "extended-far.jsonl")
+    assert shown["line"].startswith(f"FAIL: event {extended['seq']}: an extension's time 9999-12-31T23:00:00Z is "
+                                    f"more than a year (365 days) after now"), shown
+
+
+def test_a_seat_given_to_the_moderator_is_named_as_the_audit_names_it(pages, page):
+    rows = pages.rows_of(_game_with_discretion(pages.tmp))
+    next(r for r in rows if r["kind"] == "replaced")["data"]["moderator"] = True
+    shown = check(pages, page, pages.rechain(rows), "moderator-plays.jsonl")
+    assert shown["verdict"] == "OK" and ", 1 replacement (1 seat given to the moderator), " in shown["line"], shown
+    rows[[r["kind"] for r in rows].index("replaced")]["data"]["moderator"] = "yes"
+    shown = check(pages, page, pages.rechain(rows), "moderator-bad.jsonl")
+    assert shown["verdict"] == "FAIL" and "'moderator' is true (the moderator plays the seat) or absent" in shown["line"]
