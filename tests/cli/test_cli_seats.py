@@ -95,3 +95,15 @@ def test_games_shows_a_paused_game_as_paused_with_its_reason_and_since_when(cli)
     assert cli.json("status", "g1")["paused"]["since"] == since
     cli.ok("resume", "g1")
     assert "PAUSED" not in cli.ok("games").stdout
+
+
+def test_the_moderator_takes_a_seat_only_when_they_say_so(cli):
+    cli.ok("new", "g1", "--players", "ani=ani@example.org,alex=alex@example.org,frank=frank@example.org",
+           "--deadline", "48h", "--list", "table@lists.example.org", "--moderator", "mod@example.org", "--now")
+    cli.refused("g1", "replace", "g1", "frank", "--email", "table@lists.example.org", match="is the list of game g1")
+    cli.refused("g1", "replace", "g1", "frank", "--email", "mod@example.org",
+                match="mod@example.org is the moderator's address; to play the seat yourself say so with "
+                      "--moderator-plays")
+    cli.ok("replace", "g1", "frank", "--email", "mod@example.org", "--moderator-plays", "--reason", "frank left")
+    assert cli.log("g1")[-1]["data"]["moderator"] is True
+    assert "1 replacement (1 seat given to the moderator)" in cli.ok("audit", "g1").stdout

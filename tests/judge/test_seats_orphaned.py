@@ -137,3 +137,21 @@ def test_a_sealed_1667_vote_left_with_its_salt(tmp_path):
     assert orphaned, "the seat's vote was defaulted with the reason that says why"
     report = audit_store(store, "g1")
     assert report["ok"] and report["discretion"]["forced_defaults"] >= 1
+
+
+def test_once_every_commitment_is_in_the_welcome_says_nothing_is_needed_and_when_the_default_comes(game):
+    judge.attach(game.store)
+    sealed = commands.seal(game.session(), "lothar", "A")
+    commands.commit(game.store, "g1", "lothar", sealed["commitment"], at=at(1))
+    for player in ("ani", "alex", "frank"):
+        commands.commit_for_player(game.store, "g1", player, "A", at=at(2))
+    since = last_id(game.store)
+    away.replace(game.store, "g1", "lothar", "maria@example.org", at=at(3))
+    text = welcome_of(game.store, since)
+    default = game.session().rules.default(game.session().state, "lothar", "select")
+    assert ("You owe: select, sealed: the seat's former player sealed this choice on their own machine and left "
+            f"with its salt, so nobody can reveal it and nothing is needed from you: the default ({default}) "
+            "applies to this seat at the deadline") in text
+    assert "(pbem nmr g1 lothar --force)" in text and "send your reveal" not in text
+    commands.nmr(game.store, "g1", "lothar", force=True, at=at(4))
+    assert next(e for e in game.log() if e["kind"] == "default")["data"]["reason"] == ORPHANED
