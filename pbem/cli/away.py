@@ -17,7 +17,8 @@ UntilOption = Annotated[Optional[str], typer.Option(
 def register(app: typer.Typer) -> None:
     app.command("pause")(pause)
     app.command("resume")(resume)
-    app.command("extend")(extend)
+    # "-5h" is an argument (a negative duration, refused as such), never an unknown option
+    app.command("extend", context_settings={"ignore_unknown_options": True})(extend)
     app.command("replace")(replace)
     app.command("back")(back)
 
@@ -119,7 +120,7 @@ def extend(game: GameArg,
     if len(args) == 2:
         player, duration = args
     elif len(args) == 1:
-        if _looks_like_duration(args[0]):
+        if _looks_like_duration(args[0]) or args[0].startswith("-"):
             duration = args[0]
         else:
             player = args[0]
@@ -161,7 +162,7 @@ def _signed_extension(game: str, args: list, sign_with: Path, context, step, unt
 
 
 def _looks_like_duration(text: str) -> bool:
-    return len(text) >= 2 and text[-1].lower() in "mhd" and text[:-1].isdecimal()
+    return len(text) >= 2 and text[-1].lower() in "mhd" and text.lstrip("-")[:-1].isdecimal()
 
 
 @handled
@@ -175,20 +176,27 @@ def replace(game: GameArg,
                                                        show_default=False)] = None,
             tz: Annotated[Optional[str], typer.Option("--tz", help="The new player's time zone (IANA name).",
                                                       show_default=False)] = None,
+            moderator_plays: Annotated[bool, typer.Option(
+                "--moderator-plays", help="The new player is you, the moderator: the log records it and the "
+                "audit names it. Without it the moderator's address is refused.")] = False,
             reason: ReasonOption = None, db: DbOption = None, as_json: JsonOption = False):
     """A new person takes over a seat: the seat stays, the person behind it changes.
 
     From now on the old password and key are refused. The new player gets a welcome with
-    their own password and everything the seat knows (its private message). A choice the
+    their own password, everything the seat knows (its private message) and what the seat
+    owes; the former player is told that the seat has passed on, and why. A choice the
     former player sealed on their own machine stays binding: without its salt the step's
-    default applies at the deadline. The log records the replacement, never the address.
+    default applies at the deadline, or at once with 'pbem nmr GAME SEAT --force'. The log
+    records the replacement, never the address. The judge's and the list's address are
+    refused, and the moderator's unless --moderator-plays.
 
     \b
     Example: pbem replace g1 lothar --email maria@example.org --reason "lothar left the game"
     """
     from ..mail import away
     from ..protocol.commands import now_utc
-    done = away.replace(open_store(db), game, seat, email, at=now_utc(), key=key, reason=reason or "", tz=tz)
+    done = away.replace(open_store(db), game, seat, email, at=now_utc(), key=key, reason=reason or "", tz=tz,
+                        moderator_plays=moderator_plays)
     text = f"seat {safe(seat)} in {game} changed hands at event {done['event']}"
     if done["address"]:
         text += f"; the welcome for {done['address']} is queued (pbem mail send)"

@@ -147,17 +147,17 @@ def _wants_json(args) -> bool:
 
 
 class JsonErrorsGroup(TyperGroup):
-    """The command group. With --json on the command line a usage error (exit 2) is also
-    one JSON object on stdout, as every other failure is (see ``handled``)."""
+    """The command group. A usage error (exit 2) is one line on stderr, as a refusal is
+    (``pbem: <what was wrong> (pbem COMMAND --help)``), not click's three-line block; with
+    --json on the command line it is also one JSON object on stdout, as every other failure
+    is (see ``handled``)."""
 
     def make_context(self, info_name, args, parent=None, **extra):
         wants = _wants_json(args)
         try:
             ctx = super().make_context(info_name, args, parent=parent, **extra)
         except UsageError as exc:
-            if wants:
-                json_error(exc.format_message(), exc.exit_code)
-            raise
+            usage_error(exc, wants)
         ctx.meta["pbem.json"] = wants
         return ctx
 
@@ -165,9 +165,21 @@ class JsonErrorsGroup(TyperGroup):
         try:
             return super().invoke(ctx)
         except UsageError as exc:
-            if ctx.meta.get("pbem.json"):
-                json_error(exc.format_message(), exc.exit_code)
-            raise
+            usage_error(exc, ctx.meta.get("pbem.json"))
+
+
+def usage_error(exc, as_json: bool):
+    """A usage error as one line (and exit status 2, or the error's own)."""
+    message = _one_line(Exception(exc.format_message()))
+    if message.startswith("No such option: -") and message[len("No such option: -"):][:1].isdecimal():
+        message += " (a negative number: a duration or a count cannot be negative)"
+    where = getattr(exc, "ctx", None)
+    if where is not None and not message.endswith(")"):
+        message += f" (see: {where.command_path} --help)"
+    if as_json:
+        json_error(message, exc.exit_code)
+    typer.echo(f"pbem: {message}", err=True)
+    raise typer.Exit(exc.exit_code)
 
 
 def _one_line(exc: Exception) -> str:
@@ -200,17 +212,24 @@ def parse_round(value: Optional[str]) -> int | None:
     return int(value)
 
 
+DURATION = "a whole number of minutes, hours or days from 1m to 365d, like 30m, 48h or 3d"
+
+
 def parse_duration(value: Optional[str]) -> int | None:
+    """Seconds of a duration: 30m, 48h, 3d (from 1m to 365d); else a one-line usage error."""
     if value is None:
         return None
     units = {"m": 60, "h": 3600, "d": 86400}
     text = value.strip().lower()
+    if text.startswith("-"):
+        raise typer.BadParameter(f"{quote(value)}: a duration cannot be negative; give {DURATION}")
     if len(text) >= 2 and text[-1] in units and text[:-1].isdecimal() and int(text[:-1]) > 0:
         seconds = int(text[:-1]) * units[text[-1]]
         if seconds <= 365 * 86400:
             return seconds
-        raise typer.BadParameter(f"{quote(value)}: a deadline of more than a year (365d) is not a deadline")
-    raise typer.BadParameter(f"{quote(value)}: give a duration like 30m, 48h or 3d")
+        raise typer.BadParameter(f"{quote(value)}: a deadline of more than a year (365d) is not a deadline; "
+                                 f"give {DURATION}")
+    raise typer.BadParameter(f"{quote(value)}: not a duration; give {DURATION}")
 
 
 def parse_wait(value: Optional[str], option: str) -> int | None:
@@ -222,7 +241,8 @@ def parse_wait(value: Optional[str], option: str) -> int | None:
     try:
         return parse_duration(value)
     except typer.BadParameter:
-        raise typer.BadParameter(f"{option} {quote(value)}: give a duration like 30m, 12h or 1d, or none") from None
+        why = "a duration cannot be negative; give" if value.strip().startswith("-") else "give a duration,"
+        raise typer.BadParameter(f"{option} {quote(value)}: {why} {DURATION}, or none") from None
 
 
 def check_on_late(value: Optional[str]) -> Optional[str]:
@@ -273,6 +293,22 @@ def due_text(entry: dict) -> str:
     return f", due {entry['due'].replace('T', ' ').replace('Z', ' UTC')}" + (" - OVERDUE" if entry.get("overdue") else "")
 
 
+def seat_text(entry: dict) -> str:
+    """Who plays a seat, as ``status`` says it (``reports.status``'s ``seats``)."""
+    when = lambda at: str(at).replace("T", " ").replace("Z", " UTC")  # noqa: E731
+    if entry.get("played_by") == "stand-in":
+        text = "played by the stand-in"
+        if entry.get("since"):
+            n = entry.get("defaults", 0)
+            text += f" since {when(entry['since'])} (after {n} default{'' if n == 1 else 's'} in a row)"
+    else:
+        text = "played by a person"
+    if entry.get("replaced"):
+        text += f"; replaced at {when(entry['replaced'])}" if entry.get("played_by") == "stand-in" \
+            else f" (a new one: the seat was replaced at {when(entry['replaced'])})"
+    return text
+
+
 def status_text(r: dict) -> str:
     lines = [f"game {r['game']} ({r['type']}): players {', '.join(map(safe, r['players']))}"]
     if not r["started"]:
@@ -286,6 +322,8 @@ def status_text(r: dict) -> str:
         if r.get("paused"):
             lines.append(f"paused since {r['paused']['since'].replace('T', ' ').replace('Z', ' UTC')} "
                          f"({safe(r['paused']['reason'])}): no deadline runs until pbem resume {r['game']}")
+        if r.get("seats"):
+            lines.append("seats: " + "; ".join(f"{safe(p)} {seat_text(e)}" for p, e in r["seats"].items()))
         if r["waiting"]:
             lines.append("waiting for: " + "; ".join(
                 f"{safe(w['player'])} ({w['kind']}{', sealed' if w['sealed'] else ''}"

@@ -227,7 +227,7 @@ def list_games(every: Annotated[bool, typer.Option("--all", help="List the finis
     failing = tables.any_failing_address(store)
     fetched = tables.last_fetch(store)
     from ..games import round_word
-    from ..protocol.snapshot import listing as listing_text
+    from ..protocol.snapshot import listing as listing_text, stood_in
     now, words = _now(), {}
     rows, text = [], []
     for name, cached in lines.items():
@@ -256,7 +256,9 @@ def list_games(every: Annotated[bool, typer.Option("--all", help="List the finis
                      "round": report["round"], "round_word": word,
                      "phase": report["phase"], "finished": report["finished"],
                      "waiting": sorted({w["player"] for w in report["waiting"]}),
-                     "overdue": report["overdue"], "mail": state})
+                     "overdue": report["overdue"], "mail": state,
+                     "paused": {k: report["paused"].get(k) for k in ("since", "reason")}
+                     if report.get("paused") else None, "stand_in": stood_in(report)})
         text.append(_game_line(rows[-1], listing_text))
     text = text or ([] if hidden else ["no games yet (pbem new)"])
     if hidden:
@@ -305,7 +307,7 @@ def _game_line(r: dict, listing) -> str:
     """A game's line in ``pbem games`` (``listing``: ``pbem.protocol.snapshot.listing``,
     which also makes the text a game's head row keeps ready)."""
     state = safe(listing(r["finished"], r["started"], r["waiting"], r.get("round_word", "round"), r["round"],
-                         r["phase"], r["overdue"]))
+                         r["phase"], r["overdue"], paused=r.get("paused"), stand_in=r.get("stand_in") or ()))
     if r["mail"]:
         state += f"; {_mail_text(r['mail'])}"
     return f"{r['game']}: {state}"

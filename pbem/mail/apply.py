@@ -149,7 +149,8 @@ def _extend(store, row, text: str, now: str) -> tuple[bool, str, object]:
     from ..protocol.errors import Refused
     seconds = duration(text)
     if seconds is None:
-        raise Refused(f"extend {shortened(text)}: give a duration like 12h or 1d, e.g. extend 24h")
+        raise Refused(f"extend {shortened(text)}: a duration is a whole number of minutes, hours or days "
+                      f"from 1m to 365d, like 12h or 1d, e.g. extend 24h")
     outcome: dict = {}
     after = absence.extend(store, row.game, row.player, seconds=seconds, by="player", reason="asked by mail",
                               at=now, outcome=outcome)
@@ -159,11 +160,12 @@ def _extend(store, row, text: str, now: str) -> tuple[bool, str, object]:
 
 
 def duration(text: str) -> int | None:
-    """Seconds of an ``extend`` duration (12h, 1d, 90m; at most 10000 of a unit), or None."""
+    """Seconds of an ``extend`` duration (12h, 1d, 90m; from 1m to 365d), or None."""
     units = {"m": 60, "h": 3600, "d": 86400}
     text = text.strip().lower()
-    if len(text) >= 2 and text[-1] in units and text[:-1].isdecimal() and 0 < int(text[:-1]) <= 10000:
-        return int(text[:-1]) * units[text[-1]]
+    if len(text) >= 2 and text[-1] in units and text[:-1].isdecimal() and 0 < int(text[:-1]) <= 365 * 1440:
+        seconds = int(text[:-1]) * units[text[-1]]
+        return seconds if seconds <= 365 * 86400 else None
     return None
 
 

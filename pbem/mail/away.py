@@ -11,16 +11,18 @@ from __future__ import annotations
 
 from ..store import judge as tables
 from . import judge, letters
-from .envelope import check_address, subject_tag
+from .envelope import check_address, domain, judge_address, subject_tag
 
 
 def replace(store, game: str, seat: str, address: str | None, at: str, key: str | None = None,
-            reason: str = "", tz: str | None = None) -> dict:
+            reason: str = "", tz: str | None = None, moderator_plays: bool = False) -> dict:
     """``seat`` gets a new person: the ``replaced`` event, their address (and a new password,
-    in a game without signatures) in place of the old ones, and their welcome with the
-    seat's private message (everything the seat knows), in one transaction. Refused,
+    in a game without signatures) in place of the old ones, their welcome with the seat's
+    private message (everything the seat knows) and what the seat owes, and a notice to the
+    former player that their seat has passed on and why, in one transaction. Refused,
     changing nothing: an unknown seat, an address that already plays in the game, no
-    address in a game the judge mails."""
+    address in a game the judge mails, the judge's or the list's address, and the
+    moderator's address unless ``moderator_plays`` (which the event records, for the audit)."""
     from ..protocol import away as absence, loading
     from ..protocol.errors import Refused
     from ..store import outbox
@@ -38,17 +40,21 @@ def replace(store, game: str, seat: str, address: str | None, at: str, key: str 
                           f"e.g. --email new.player@example.org")
         if address is not None:
             address = check_address(address)
+            _check_person(store, game, address, moderator_plays)
             holder = next((p for p, row in rows.items() if row.address == address), None)
             if holder is not None:
                 raise Refused(f"{address} already plays {holder} in game {game}; the new player of {seat} needs "
                               f"an address of their own")
         old = rows.get(seat)
-        session = absence.replace(store, game, seat, key=key, reason=reason, at=at)
+        session = absence.replace(store, game, seat, key=key, reason=reason, at=at, moderator_plays=moderator_plays)
         seq = store.head(game)[0]
         dropped = 0
         if old is not None:
             tables.add_former(store, game, seat, old.address, session.last_at, seq)
             dropped = outbox.drop_queued(store, game, old.address)
+            outbox.queue(store, game=game, kind="notice", recipient=old.address, at=at, domain=domain(store),
+                         subject=f"{subject_tag(game)} your seat {seat} has passed on",
+                         text=ousted_text(game, seat, seq, next(iter(store.events(game, after=seq - 1))).data["reason"]))
         password = None
         if address is not None:
             tables.forget_former(store, game, address)
@@ -66,6 +72,27 @@ def replace(store, game: str, seat: str, address: str | None, at: str, key: str 
                                   subject=f"{subject_tag(game)} welcome, {seat}: your seat and all it knows")
     return {"game": game, "seat": seat, "event": seq, "address": address, "password_sent": bool(password),
             "key": key is not None, "former_address_dropped": dropped}
+
+
+def _check_person(store, game: str, address: str, moderator_plays: bool) -> None:
+    """The judge and the list never take a seat; the moderator only when they say so."""
+    from ..protocol.errors import Refused
+    low = address.lower()
+    if low == judge_address(store):
+        raise Refused(f"{address} is the judge's own address; a seat goes to a person: give the new player's address")
+    if low == (tables.list_address(store, game) or "").lower():
+        raise Refused(f"{address} is the list of game {game}; a seat goes to a person: give the new player's address")
+    if low == (tables.moderator_address(store, game) or "").lower() and not moderator_plays:
+        raise Refused(f"{address} is the moderator's address; to play the seat yourself say so with "
+                      f"--moderator-plays (the log and the audit then name it), or give the new player's address")
+
+
+def ousted_text(game: str, seat: str, seq: int, reason: str) -> str:
+    """What the former player of ``seat`` is told: their seat has passed on, and why."""
+    return (f"Your seat {seat} in game {game} has passed on to a new player, from event {seq} on "
+            f"(the moderator's decision: {reason}). Mail from you no longer counts for this seat, whatever "
+            f"password it carries, and the judge sends you nothing more for it. If this is a mistake, ask "
+            f"your moderator.\n")
 
 
 def former_refusal(store, sender: str, game: str | None) -> str | None:

@@ -34,6 +34,23 @@ def recipients(store, game: str) -> list[tuple[str | None, str]]:
     return out
 
 
+def judge_address(store) -> str | None:
+    """The judge's own address as this process knows it: the one ingest was given, else
+    $PBEM_JUDGE_ADDRESS or the mail config file's judge_address (None when none is set)."""
+    known = getattr(store, "judge_address", None)
+    if known:
+        return known.lower()
+    import os
+    from .config import MailConfigError, load_config
+    address = os.environ.get("PBEM_JUDGE_ADDRESS")
+    if not address:
+        try:
+            address = load_config(None, os.environ).judge_address
+        except (MailConfigError, OSError):
+            address = None
+    return address.lower() if address else None
+
+
 def domain(store) -> str:
     """The domain of the Message-IDs the judge makes: its own address's (from ingest, else
     $PBEM_JUDGE_ADDRESS or the mail config file's judge_address), else pbem.invalid."""

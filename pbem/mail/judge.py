@@ -27,6 +27,7 @@ def attach(store, judge_address: str | None = None) -> None:
     which ``pbem.cli.common.open_store`` installs)."""
     if judge_address:
         store.mail_domain = judge_address.rpartition("@")[2].lower()
+        store.judge_address = judge_address
     if not any(getattr(hook, "queues_mail", False) for hook in store.write_hooks):
         store.write_hooks.append(watch)
 

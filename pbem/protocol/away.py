@@ -48,18 +48,25 @@ def extend(store, game_id: str, player: str | None = None, seconds: int | None =
     ``nonce``, ``signature``) moves what they owe in that step, and a game that requires
     signatures takes a player's extension only so. ``outcome`` gets ``requests``: each
     request with its old and new due."""
+    from .times import now_utc
+    now = at or now_utc()  # the bound of a year (seats.MAX_AHEAD) counts from here
+
     def build(session):
-        data = session.extension_data(player, seconds, until, by, reason, signed)  # seats.py
+        data = session.extension_data(player, seconds, until, by, reason, signed, now)  # seats.py
         note(outcome, requests=data["requests"])
         return [("extended", data)]
     return write(store, game_id, build, at)
 
 
-def replace(store, game_id: str, seat: str, key: str | None = None, reason: str = "", at=None):
-    """Another person takes ``seat``: from this event on, its key is ``key`` (or none)."""
+def replace(store, game_id: str, seat: str, key: str | None = None, reason: str = "", at=None,
+            moderator_plays: bool = False):
+    """Another person takes ``seat``: from this event on, its key is ``key`` (or none).
+    ``moderator_plays``: that person is the moderator, and the event says so (``moderator``)."""
     def build(session):
         session.player(seat)
         data = {"seat": seat, "by": "moderator", "reason": (reason or "").strip() or "the seat's player left"}
+        if moderator_plays:
+            data["moderator"] = True
         if key is not None:
             data["key"] = key.strip()
         return [("replaced", data)]

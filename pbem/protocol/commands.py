@@ -298,7 +298,12 @@ def nmr(store, game_id: str, player: str, force: bool = False, at=None, grace: i
         if session.state is None:
             raise Refused(f"game {game_id} has not started yet (pbem start)")
         step = session.sealed
-        if step is not None and player in step.owes_commit():
+        orphan = step is not None and (player, step.round, step.step) in session.orphaned and not step.all_committed
+        if orphan and not force:
+            raise Refused(f"{player}'s commitment was sealed by the seat's former player, who left with its salt: "
+                          f"the default applies at the deadline once every commitment is in, or now with: "
+                          f"pbem nmr {game_id} {player} --force")
+        if step is not None and (player in step.owes_commit() or orphan):
             key = (player, step.round, step.step, step.kind)
             return [("nmr", {"player": player, "round": step.round, "step": step.step,
                              **default_marks(session, key, force, at or now_utc(), grace)})]

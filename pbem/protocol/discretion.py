@@ -165,7 +165,7 @@ def tally(rows, ended_early: dict | None = None) -> dict:
     for the verdict (docs/protocol.md §13): ``{"forced_defaults", "ended_early",
     "no_client_seed", "key_changes", "shortened_deadlines", "defaults_during_pause", "pauses", "extensions",
     "extensions_by_moderator", "extensions_after_deadline", "replacements",
-    "stand_in_moves", "seats_taken_back", "seats_taken_back_by_moderator"}`` (only the
+    "replacements_to_moderator", "stand_in_moves", "seats_taken_back", "seats_taken_back_by_moderator"}`` (only the
     non-zero ones). ``ended_early``: ``{"round": R, "round_word": "turn"}`` when the seed
     was revealed before the game was over (the replay knows it, the rows alone do not)."""
     counts: dict = {}
@@ -210,6 +210,8 @@ def tally(rows, ended_early: dict | None = None) -> dict:
                 add("extensions_after_deadline")  # the moderator's new deadline for an overdue request
         elif kind == "replaced":
             add("replacements")
+            if data.get("moderator") is True:
+                add("replacements_to_moderator")
         elif kind == "stand_in_ended":
             add("seats_taken_back")
             if data.get("by") == "moderator":
@@ -228,7 +230,8 @@ def tally(rows, ended_early: dict | None = None) -> dict:
 # the order of the verdict's parts (and of the --json object)
 ORDER = ("ended_early", "no_client_seed", "forced_defaults", "shortened_deadlines", "defaults_during_pause",
          "key_changes", "pauses", "extensions", "extensions_by_moderator", "extensions_after_deadline",
-         "replacements", "stand_in_moves", "seats_taken_back", "seats_taken_back_by_moderator")
+         "replacements", "replacements_to_moderator", "stand_in_moves", "seats_taken_back",
+         "seats_taken_back_by_moderator")
 TIMES = {1: "once", 2: "twice"}
 
 
@@ -260,7 +263,9 @@ def tally_text(counts: dict) -> str:
         parts.append(n(counts["extensions"], "extension") + f" ({counts.get('extensions_by_moderator', 0)} by the "
                      f"moderator" + (f", {late} after the deadline had passed" if late else "") + ")")
     if counts.get("replacements"):
-        parts.append(n(counts["replacements"], "replacement"))
+        mine = counts.get("replacements_to_moderator")
+        parts.append(n(counts["replacements"], "replacement")
+                     + (f" ({mine} {'seat' if mine == 1 else 'seats'} given to the moderator)" if mine else ""))
     if counts.get("stand_in_moves"):
         parts.append(n(counts["stand_in_moves"], "stand-in move"))
     if counts.get("seats_taken_back"):

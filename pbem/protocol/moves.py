@@ -149,6 +149,7 @@ class Moves:
             raise Refused(f"a commitment is made by the player, the moderator or the stand-in, not {quote(by)}")
         self._check_signature("commit", data, by)
         step.commits[player] = {"commitment": commitment, "by": by}
+        self.orphaned.discard((player, step.round, step.step))  # a new commitment replaces the former player's
         if by != "stand-in":
             self._came_back(player)
 
@@ -159,9 +160,16 @@ class Moves:
             return self._public("nmr", data)
         step = self._sealed_for(data, "default")
         player = data["player"]
-        if player in step.commits or player in step.defaulted or step.all_committed:
+        # a commitment its former person sealed at home and left with (the seat was replaced):
+        # the moderator may default it before every commitment is in (docs/protocol.md §16)
+        orphan = (player, step.round, step.step) in self.orphaned and not step.all_committed
+        if (player in step.commits and not orphan) or player in step.defaulted or step.all_committed:
             raise Refused(f"{player} owes no commitment in step {step.round}.{step.step}")
+        if orphan and data.get("forced") is not True:
+            raise Refused(f"{player}'s commitment was sealed by the seat's former player: only a forced default "
+                          f"(pbem nmr {self.game_id} {player} --force) settles it before every commitment is in")
         self._check_deadline((player, step.round, step.step, step.kind), at, data)
+        step.commits.pop(player, None)
         step.defaulted.add(player)
         self._missed(player)
 

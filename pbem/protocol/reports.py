@@ -54,6 +54,8 @@ def status(session, head: tuple[int, str]) -> dict:
     }
     if session.paused:
         report["paused"] = dict(session.paused)
+    if session.started:
+        report["seats"] = session.seat_report()
     if session.state is not None:
         report.update(headline(session.rules, session.state), waiting=waiting(session))
         if session.sealed is not None:
@@ -98,6 +100,9 @@ def private(session, player: str) -> dict:
             entry["defaulted"] = player in step.defaulted  # late (NMR): nothing more to send
             entry["revealed"] = player in step.revealed
             entry["owe"] = "reveal" if step.all_committed else "commit"
+            if (player, step.round, step.step) in session.orphaned:  # sealed at home by the seat's former player
+                entry["orphaned"] = True
+                entry["apply_now"] = f"pbem nmr {session.game_id} {player} --force"
             if step.anonymous:  # the player's own held reveal, shown to them alone
                 entry["anonymous"] = True
                 mine = step.held.get(player)

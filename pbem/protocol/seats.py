@@ -12,7 +12,8 @@ answers for a seat, each naming who asked (``by``) and why (``reason``):
                in a game that requires signatures carries the player's signature over
                round, step and seconds (unsigned, the verdict counts it as the moderator's)
     replaced   a seat changes hands: its public key (``key``, or none) from this event on;
-               a commitment the former person sealed on their own machine stays binding
+               a commitment the former person sealed on their own machine stays binding;
+               ``moderator`` true: the moderator plays the seat (the audit names it)
     stand_in_ended  the stand-in no longer plays ``player``'s seat: its player came back
                (``by`` "player", the mail command ``back``) or the moderator ended it
 
@@ -28,6 +29,7 @@ from .times import AT_FORMAT, seconds_between, shift
 
 ALLOWANCE = {"count": 1, "max_seconds": 86400}  # a player's own extensions, per game
 MAX_REASON = 300
+MAX_AHEAD = 365 * 86400  # a deadline an event sets lies at most a year (365 days) after that event
 WHO = ("moderator", "player")
 
 
@@ -46,6 +48,23 @@ def check_time(text, what: str) -> str:
     raise Refused(f"{what} {quote(text)} is not a time; give one like 2030-01-05T18:00:00Z (UTC)")
 
 
+def check_ahead(until: str, at: str, what: str = "a deadline") -> str:
+    """``until`` if it lies at most ``MAX_AHEAD`` (a year) after ``at``; else refused, naming the bound."""
+    if seconds_between(at, until) > MAX_AHEAD:
+        raise Refused(f"{what} {until} is more than a year (365 days) after now ({at}); the latest allowed "
+                      f"is {shift(at, MAX_AHEAD)}")
+    return until
+
+
+def later(due: str, seconds: int, at: str) -> str:
+    """``due`` moved on by ``seconds``, refused (naming the bound) past a year after ``at``."""
+    try:
+        return check_ahead(shift(due, seconds), at, "the new deadline")
+    except OverflowError:
+        raise Refused(f"the new deadline would lie past the year 9999, more than a year (365 days) after now "
+                      f"({at}); the latest allowed is {shift(at, MAX_AHEAD)}: give it with --until") from None
+
+
 class SeatsAndTime:
     """Session mixin: pauses, extensions and replacements (see the module docstring)."""
 
@@ -57,6 +76,8 @@ class SeatsAndTime:
         self.orphaned: set[tuple] = set()  # (player, round, step): committed by a former person
         self.missed: dict[str, int] = {}  # seat -> defaults in a row (standin.py)
         self.standing_in: set[str] = set()  # seats the stand-in plays now
+        self.stood_in: dict[str, dict] = {}  # seat -> {"since", "defaults"}: when the stand-in took it
+        self.replaced_at: dict[str, str] = {}  # seat -> when it last changed hands
 
     def seats_json(self) -> dict:
         out = {}
@@ -74,6 +95,10 @@ class SeatsAndTime:
             out["missed"] = self.missed
         if self.standing_in:
             out["standing_in"] = sorted(self.standing_in)
+        if self.stood_in:
+            out["stood_in"] = self.stood_in
+        if self.replaced_at:
+            out["replaced_at"] = self.replaced_at
         return out
 
     def seats_from_json(self, data: dict) -> None:
@@ -84,6 +109,29 @@ class SeatsAndTime:
         self.orphaned = {tuple(k) for k in data.get("orphaned", [])}
         self.missed = dict(data.get("missed", {}))
         self.standing_in = set(data.get("standing_in", []))
+        self.stood_in = {seat: dict(v) for seat, v in data.get("stood_in", {}).items()}
+        self.replaced_at = dict(data.get("replaced_at", {}))
+
+    def seat_changes(self, before: set, at: str) -> None:
+        """After an event that changed who the stand-in plays: when each seat was taken
+        (and after how many defaults in a row), for ``status``."""
+        for seat in self.standing_in - before:
+            self.stood_in[seat] = {"since": at, "defaults": self.missed.get(seat, 0)}
+        for seat in before - self.standing_in:
+            self.stood_in.pop(seat, None)
+
+    def seat_report(self) -> dict:
+        """Who plays each seat: a person, or the stand-in (since when, after how many
+        defaults in a row); with ``replaced``, when the seat last changed hands."""
+        out = {}
+        for seat in self.players:
+            entry: dict = {"played_by": "person"}
+            if seat in self.standing_in:
+                entry = {"played_by": "stand-in", **self.stood_in.get(seat, {})}
+            if seat in self.replaced_at:
+                entry["replaced"] = self.replaced_at[seat]
+            out[seat] = entry
+        return out
 
     # ------------------------------------------------------------------ the stand-in
 
@@ -151,11 +199,12 @@ class SeatsAndTime:
                           f"(pbem start {self.game_id})")
 
     def extension_data(self, player: str | None, seconds: int | None, until: str | None, by: str = "moderator",
-                       reason: str = "", signed: dict | None = None) -> dict:
+                       reason: str = "", signed: dict | None = None, now: str | None = None) -> dict:
         """The ``extended`` event that moves what ``player`` owes now (every player's, when
         None) on by ``seconds``, or to ``until``; ``signed``: a player's own signed block
         (``round``, ``step``, ``seconds``, ``nonce``, ``signature``), which moves what they
-        owe in that step. A game that requires signatures takes a player's extension only so."""
+        owe in that step. A game that requires signatures takes a player's extension only so.
+        ``now``: the command's time; a new deadline lies at most a year after it (``later``)."""
         if signed is not None:
             by, seconds, until = "player", signed["seconds"], None
         if (seconds is None) == (until is None):
@@ -183,7 +232,7 @@ class SeatsAndTime:
         for key in keys:
             due = self.base_due(key)
             requests.append({"player": key[0], "round": key[1], "step": key[2], "kind": key[3],
-                             "from": due, "until": until or shift(due, seconds)})
+                             "from": due, "until": until or later(due, seconds, now or self.last_at)})
         data = {"by": by, "reason": (reason or "").strip() or
                 ("asked by mail" if by == "player" else "the moderator's decision"), "requests": requests}
         if player is not None:
@@ -215,6 +264,8 @@ class SeatsAndTime:
         if "forced" in data and data["forced"] is not True:
             raise Refused(f"'forced' is true or absent, not {quote(data['forced'])}")
         forced = data.get("forced") is True
+        if until is not None:
+            check_ahead(until, at, "--until")
         if self.state is not None:
             in_force = self.in_force(at)
             shortened = [(key, due) for key, due in in_force.items() if until is not None and until < due]
@@ -242,8 +293,12 @@ class SeatsAndTime:
         out = {}
         for key, opened in self.opened_at.items():
             base = self.base_due(key)
-            if base is not None:
-                out[key] = shift(base, seconds_between(max(since, opened), at))
+            if base is not None:  # the clock stood still from the pause (or the opening) until now
+                try:
+                    out[key] = shift(base, seconds_between(max(since, opened), at))
+                except OverflowError:  # a deadline set before the bound, near the year 9999
+                    raise Refused(f"{key[0]}'s deadline {base} would move past the year 9999; resume "
+                                  f"with --until TIME (at most a year, 365 days, from now)") from None
         return out
 
     def shortens(self, until: str | None, at: str) -> bool:
@@ -305,6 +360,7 @@ class SeatsAndTime:
                                   f"be after now ({at}): give a later time, or a longer extension")
             if until <= due:
                 raise Refused(f"an extension moves a deadline later: {until} is not after {due}")
+            check_ahead(until, at, "an extension's time")
             if data["by"] == "player" and seconds_between(due, until) > allowance(self.meta)["max_seconds"]:
                 limit = allowance(self.meta)["max_seconds"]
                 raise Refused(f"a player may extend a deadline by at most {_short(limit)} in this game; "
@@ -321,6 +377,8 @@ class SeatsAndTime:
         seat = self.player(data["seat"])
         if self.seed_revealed or self.disclosed or (self.state is not None and self.finished):
             raise Refused(f"game {self.game_id} is over, so its seats no longer change hands")
+        if "moderator" in data and data["moderator"] is not True:
+            raise Refused(f"'moderator' is true (the moderator plays the seat) or absent, not {quote(data['moderator'])}")
         key = data.get("key")
         if key is not None:
             from .signing import parse_public_key
@@ -338,6 +396,7 @@ class SeatsAndTime:
         else:
             self.keys.pop(seat, None)
         self.hands[seat] = self.hands.get(seat, 0) + 1
+        self.replaced_at[seat] = at
         self._came_back(seat)
         step = self.sealed
         if step is not None and seat in step.commits and seat not in step.revealed \

@@ -218,6 +218,7 @@ class Session(Moves, SeedlessChecks, AnonymousSteps, Discretion, SeatsAndTime):
         if at < self.last_at:
             raise Refused(f"event time {at} is earlier than the event before it ({self.last_at})")
         self.applied = []
+        stood_in = set(self.standing_in)
         try:
             handler(data, at)
         except (KeyError, TypeError, AttributeError, ValueError) as exc:
@@ -225,6 +226,8 @@ class Session(Moves, SeedlessChecks, AnonymousSteps, Discretion, SeatsAndTime):
             raise Refused(f"malformed {kind} event: {field}") from None
         self.seq = seq if seq is not None else self.seq + 1
         self.last_at = at
+        if self.standing_in != stood_in:
+            self.seat_changes(stood_in, at)
         if self.state is not None:
             self._track_open(at)
 

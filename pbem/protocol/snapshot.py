@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-SNAPSHOT_VERSION = 2  # v2: open times per request (player, round, step, kind)
+SNAPSHOT_VERSION = 3  # v2: open times per request (player, round, step, kind); v3: who plays each seat, pauses listed
 
 
 class UnreadableSnapshot(ValueError):
@@ -40,18 +40,33 @@ def light_status(text: str) -> dict | None:
     return data["status"]
 
 
-def listing(finished, started, waiting, word: str, round, phase, overdue=()) -> str:
+def stood_in(status: dict) -> list[str]:
+    """The seats the stand-in plays, from a status report (``seats``) or a listing (``stand_in``)."""
+    if "stand_in" in status:
+        return list(status["stand_in"])
+    return sorted(p for p, e in (status.get("seats") or {}).items() if e.get("played_by") == "stand-in")
+
+
+def listing(finished, started, waiting, word: str, round, phase, overdue=(), paused=None, stand_in=()) -> str:
     """What ``pbem games`` says of a game after its name, before its mail: ``waiting`` and
-    ``overdue`` are the players' names, sorted; ``word`` is the game's word for a round."""
+    ``overdue`` are the players' names, sorted; ``word`` is the game's word for a round;
+    ``paused``: the status report's ``paused`` ({"since", "reason"}) while it is paused."""
     if finished:
         return "finished"
     if not started:
         return "not started"
     if not waiting:
         return "play ended (seed revealed)"
-    text = f"{word} {round}, {phase}; waiting for {', '.join(waiting)}"
+    text = f"{word} {round}, {phase}; "
+    if paused:
+        since = str(paused.get("since", "")).replace("T", " ").replace("Z", " UTC")
+        reason = " ".join(str(paused.get("reason", "")).split())
+        text += f"PAUSED since {since} ({reason}); "
+    text += f"waiting for {', '.join(waiting)}"
     if overdue:
         text += f" (OVERDUE: {', '.join(overdue)})"
+    if stand_in:
+        text += f"; the stand-in plays {', '.join(stand_in)}"
     return text
 
 
@@ -61,7 +76,8 @@ def listing_of_line(line: dict) -> str:
     the fields themselves for a game whose earliest deadline has not passed."""
     from ..games import round_word
     return listing(line.get("finished"), line.get("started"), sorted({w["player"] for w in line.get("waiting") or []}),
-                   round_word(line.get("type")), line.get("round"), line.get("phase"))
+                   round_word(line.get("type")), line.get("round"), line.get("phase"), paused=line.get("paused"),
+                   stand_in=line.get("stand_in") or ())
 
 
 def head_columns(status: dict) -> tuple[int, str | None, str, str]:
@@ -72,6 +88,10 @@ def head_columns(status: dict) -> tuple[int, str | None, str, str]:
     waiting = [{k: w[k] for k in ("player", "due") if k in w} for w in status.get("waiting") or []]
     line = {k: status.get(k) for k in ("type", "players", "started", "round", "phase", "finished")}
     line["waiting"] = waiting
+    if status.get("paused") and not status.get("finished"):
+        line["paused"] = {k: status["paused"].get(k) for k in ("since", "reason")}
+    if stood_in(status) and not status.get("finished"):
+        line["stand_in"] = stood_in(status)
     due = min((w["due"] for w in waiting if "due" in w), default=None)
     return (int(bool(status.get("finished"))), due, json.dumps(line, separators=(",", ":")),
             listing_of_line(line))

@@ -20,6 +20,10 @@ from .session import Session
 from .times import now_utc
 
 
+ORPHANED = ("no reveal: the seat's former player sealed this choice on their own machine and left with its salt "
+            "(replaced)")
+
+
 def held_name(round_: int, step: int, player: str) -> str:
     """The name of the secret that keeps the choice and salt sealed for ``player``."""
     return f"held/{round_}/{step}/{player}"
@@ -73,8 +77,9 @@ def _follow_ups(store, session: Session):
                 if player in step.revealed:
                     continue
                 if player in step.defaulted:
+                    orphan = (player, step.round, step.step) in session.orphaned
                     yield "default", {"player": player, "kind": step.kind, "sealed": True, "round": step.round,
-                                      "step": step.step, "reason": "no commitment (NMR)"}
+                                      "step": step.step, "reason": ORPHANED if orphan else "no commitment (NMR)"}
                     progress = True
                     break
                 if step.commits[player]["by"] in ("moderator", "stand-in"):

@@ -358,6 +358,13 @@ def m022_light_snapshots(db: Database) -> None:
     db.execute("ALTER TABLE snapshots ADD COLUMN full INTEGER NOT NULL DEFAULT 1")
 
 
+def m023_seats_listing(db: Database) -> None:
+    # 'pbem games' lists a paused game as paused and the seats the stand-in plays (the head
+    # row's ``line`` and ``listing`` of a game in play hold them now): the head rows of the
+    # games in play, cached without them, are left saying nothing until their next write
+    db.execute("UPDATE game_heads SET snap = NULL WHERE finished = 0")
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -378,6 +385,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m018_outbox_held,  # after m021 on a database main migrated first: they touch different tables
     m021_game_listing,
     m022_light_snapshots,
+    m023_seats_listing,
 ]
 
 

@@ -87,7 +87,7 @@ class Cli:
     def refused(self, game: str, *args: str, code: int = 1, match: str | None = None,
                 input: str | None = None) -> str:
         """Run a command that must be refused: exit ``code``, a one-line reason on stderr
-        (for exit 1), and the game's log, head and status exactly as before."""
+        (a usage error, exit 2, is one line too), and the game's log, head and status exactly as before."""
         before = self.snapshot(game)
         result = self(*args, input=input)
         after = self.snapshot(game)
@@ -96,7 +96,7 @@ class Cli:
         assert after == before, f"{command} was refused but changed the log"
         reason = result.stderr.strip()
         assert reason, f"{command}: no reason on stderr"
-        if code == 1:
+        if code in (1, 2):
             assert "\n" not in reason, f"{command}: the reason is not one line: {reason!r}"
             assert reason.startswith("pbem: "), reason
             assert "Traceback" not in reason

@@ -120,7 +120,7 @@ def test_an_unreadable_held_secret(cli, step, pbem_db):
     assert dump(pbem_db) == before
 
 
-@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"v": 2}', '{"v": 2, "game_id": "g", "meta": 7}'])
+@pytest.mark.parametrize("text", ["{not json", "[1, 2]", '{"v": 3}', '{"v": 3, "game_id": "g", "meta": 7}'])
 def test_a_corrupted_snapshot(cli, step, pbem_db, text):
     """A snapshot that is not JSON or not of the right shape, even with a valid digest
     (written through the store), is refused as damage by reads and writes alike."""

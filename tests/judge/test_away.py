@@ -142,7 +142,8 @@ def test_a_player_extends_their_own_deadline_by_mail_once(timed):
 
 @pytest.mark.parametrize("body, reason", [
     ("extend 25h", "a player may extend a deadline by at most 24h in this game; ask for 24h or less, or ask the moderator"),
-    ("extend soon", "extend soon: give a duration like 12h or 1d, e.g. extend 24h"),
+    ("extend soon", "extend soon: a duration is a whole number of minutes, hours or days from 1m to 365d, "
+                    "like 12h or 1d, e.g. extend 24h"),
 ])
 def test_an_extension_beyond_the_allowance_is_refused(timed, body, reason):
     game = timed()
@@ -235,14 +236,16 @@ def test_a_seat_changes_hands(timed):
     last = game.outbox()[-1]["id"]
     done = away.replace(game.store, "g1", "lothar", "Maria@Example.org", at=when(2), reason="lothar left")
     assert done["address"] == "maria@example.org" and done["password_sent"]
-    # what still waited for lothar's address is dropped; the rest is new
-    assert not [r for r in game.outbox() if r["recipient"] == "lothar@example.org" and r["state"] == "queued"]
+    # what still waited for lothar's address is dropped, but the notice that his seat passed on
     mailed = [r for r in game.outbox() if r["id"] > last]
+    assert [r["subject"] for r in game.outbox() if r["recipient"] == "lothar@example.org" and r["state"] == "queued"] \
+        == ["[g1] your seat lothar has passed on"]
     welcome = next(r for r in mailed if r["recipient"] == "maria@example.org")
     password = re.search(r"Your mail password for this game: (\S+)", welcome["body_text"]).group(1)
     assert "private message for lothar" in welcome["body_text"] and "Your roll" in welcome["body_text"]
     others = sorted(r["recipient"] for r in mailed if r["kind"] == "notice")
-    assert others == ["alex@example.org", "ani@example.org", "frank@example.org", "table@lists.example.org"]
+    assert others == ["alex@example.org", "ani@example.org", "frank@example.org", "lothar@example.org",
+                      "table@lists.example.org"]
     assert not [r for r in mailed if "maria" in r["body_text"].lower() and r["recipient"] != "maria@example.org"]
     event = game.log()[-1]
     assert event["kind"] == "replaced" and event["data"] == {"seat": "lothar", "by": "moderator",

@@ -83,8 +83,9 @@ def test_the_new_players_first_private_message_holds_the_seat_and_nothing_else(t
 
     # nothing public holds the seat's secrets or the new address
     others = [r for r in rows if r["recipient"] != "maria@example.org"]
+    # (the other players, the list, and the former player, told that the seat passed on)
     assert sorted(r["recipient"] for r in others) == sorted(
-        [f"{p}@example.org" for p in PLAYERS if p != SEAT] + ["table@lists.example.org"])
+        [f"{p}@example.org" for p in PLAYERS] + ["table@lists.example.org"])
     secrets = ["Your loyalty", "What you have seen", "maria"] + [
         f"slot {p['slot']}: {EVENT_NAMES[state.events[p['card']]]}" for p in state.seen[SEAT]]
     for row in others:

@@ -97,3 +97,21 @@ def test_the_public_db_of_a_game_in_play_holds_no_secret(pages, tmp_path, kind):
     assert conn.execute("select seed_revealed from game").fetchone()[0] is None
     assert conn.execute("select count(*) from reveals where how = 'held' and (choice is not null or salt is not null)"
                         ).fetchone()[0] == 0
+
+
+def test_the_readme_shows_the_public_database_and_the_datasette_command():
+    """README: the public database is documented where users look, with the command that
+    browses it and every table and view the export writes (public_db.SCHEMA)."""
+    from pathlib import Path
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("## The public database", 1)[1].split("\n## ", 1)[0]
+    assert "pbem export g1 --format sqlite -o g1-public.db" in section
+    assert "datasette g1-public.db" in section
+    for name in TABLES + VIEWS:
+        assert f"`{name}`" in section, name
+        assert name in public_db.SCHEMA
+    # the example query runs on a real export's schema
+    db = sqlite3.connect(":memory:")
+    db.executescript(public_db.SCHEMA)
+    query = section.split("For example, every default and why: `", 1)[1].split("`", 1)[0]
+    db.execute(query).fetchall()

@@ -730,3 +730,23 @@ def test_a_shortened_deadline_is_named_and_an_unforced_one_fails_as_the_audit_sa
     shown = check(pages, page, pages.rechain(rows), "shortened-unforced.jsonl")
     assert shown["line"].startswith("FAIL: event 4: --until 2030-01-01T14:00:05Z is earlier than ani's deadline in "
                                     "force 2030-01-02T12:00:00Z"), shown
+
+
+def test_an_extension_past_a_year_fails_as_the_audit_says(pages, page):
+    """The bound of docs/protocol.md §16: a deadline set at most a year after its event."""
+    rows = pages.rows_of(_game_with_discretion(pages.tmp))
+    extended = next(r for r in rows if r["kind"] == "extended")
+    extended["data"]["requests"][0]["until"] = "9999-12-31T23:00:00Z"
+    shown = check(pages, page, pages.rechain(rows), "extended-far.jsonl")
+    assert shown["line"].startswith(f"FAIL: event {extended['seq']}: an extension's time 9999-12-31T23:00:00Z is "
+                                    f"more than a year (365 days) after now"), shown
+
+
+def test_a_seat_given_to_the_moderator_is_named_as_the_audit_names_it(pages, page):
+    rows = pages.rows_of(_game_with_discretion(pages.tmp))
+    next(r for r in rows if r["kind"] == "replaced")["data"]["moderator"] = True
+    shown = check(pages, page, pages.rechain(rows), "moderator-plays.jsonl")
+    assert shown["verdict"] == "OK" and ", 1 replacement (1 seat given to the moderator), " in shown["line"], shown
+    rows[[r["kind"] for r in rows].index("replaced")]["data"]["moderator"] = "yes"
+    shown = check(pages, page, pages.rechain(rows), "moderator-bad.jsonl")
+    assert shown["verdict"] == "FAIL" and "'moderator' is true (the moderator plays the seat) or absent" in shown["line"]

@@ -252,3 +252,43 @@ def test_the_log_says_what_each_pause_extension_replacement_and_stand_in_move_wa
     html = viewer.from_store(store, "g1")
     for line in lines["paused"] + lines["extended"] + stood_in:
         assert line.replace("'", "&#39;") in html
+
+
+PHONE_CHECK = """(() => {
+  const W = document.documentElement.clientWidth;
+  const wide = [];
+  for (const el of document.querySelectorAll("body *")) {
+    const r = el.getBoundingClientRect();
+    if (r.width && (r.width > W + 0.5 || r.right > W + 0.5 || r.left < -0.5))
+      wide.push(`${el.tagName.toLowerCase()}.${el.getAttribute("class") || ""} ${Math.round(r.left)}..${Math.round(r.right)}`);
+  }
+  const shown = document.querySelector("#summaries section:not([hidden]) svg") ;
+  const keys = document.querySelector(".top");
+  const texts = Array.from(document.querySelectorAll("#summaries section:not([hidden]) svg.board text")).map((t) => {
+    const svg = t.ownerSVGElement;
+    return parseFloat(getComputedStyle(t).fontSize) * svg.getBoundingClientRect().width / svg.viewBox.baseVal.width;
+  });
+  const seed = Array.from(document.querySelectorAll(".top dd code, table.log td.hash code"));
+  return {W, wide, board: shown ? shown.getBoundingClientRect().top : null, keys: keys.getBoundingClientRect().top,
+          smallest: texts.length ? Math.min(...texts) : null,
+          copyWhole: seed.length > 0 && seed.every((c) => getComputedStyle(c).userSelect === "all")};
+})()"""
+
+
+@pytest.mark.parametrize("name", ["two-players", "four-players-long", "tortuga1667-five-players",
+                                  "tortuga1667-nine-players"])
+def test_no_element_is_wider_than_a_390_pixel_phone(browser, tmp_path, name):
+    """On a 390 x 844 phone, a finished game's viewer: no element wider than the screen (the
+    log's hashes and the revealed seed wrap), the board before the keys, every hash, seed and
+    key selected whole by one tap, and Tortuga's board words at least 9 px high."""
+    open_page(browser, tmp_path, page_of(name), f"{name}-narrow.html", width=390, height=844, mobile=True)
+    found = browser.evaluate(PHONE_CHECK)
+    assert found["W"] == 390
+    assert not found["wide"], f"{len(found['wide'])} elements wider than the screen, e.g. {found['wide'][:5]}"
+    assert found["board"] is not None and found["board"] < found["keys"], found
+    assert found["copyWhole"]
+    if not name.startswith("tortuga1667"):
+        assert found["smallest"] >= 9, f"Tortuga's board has {found['smallest']:.1f} px text at 390 px"
+    tallest = browser.evaluate("Math.max(...Array.from(document.querySelectorAll('table.log tr'), "
+                               "(r) => r.getBoundingClientRect().height))")
+    assert tallest < 160, f"a row of the log is {tallest:.0f} px tall on a phone"

@@ -139,8 +139,8 @@ def test_a_light_snapshot_changed_without_its_digest_stops_reads_and_writes(play
     assert not report["ok"] and report["bad_seq"] == seq and "changed after it was written" in report["problem"]
 
 
-@pytest.mark.parametrize("text", ['{"v":2,"light":true}', '{"v":2,"light":true,"status":{},"meta":{}}',
-                                  '{"v":2,"light":1,"status":{}}'])
+@pytest.mark.parametrize("text", ['{"v":3,"light":true}', '{"v":3,"light":true,"status":{},"meta":{}}',
+                                  '{"v":3,"light":1,"status":{}}'])
 def test_a_light_snapshot_that_is_not_one_is_damage(played, text):
     """Written through the store, so its digest fits: its shape is what is wrong."""
     store, seq = played

@@ -15,7 +15,8 @@ EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m00
                   "m007_deadlines", "m008_outbox_redact", "m010_mail_moments", "m010b_plain_mail",
                   "m011_snapshot_rounds", "m012_undeliverable", "m013_page_folders",
                   "m014_former_players", "m015_held_answers", "m017_game_heads",
-                  "m018_outbox_held", "m021_game_listing", "m022_light_snapshots"]
+                  "m018_outbox_held", "m021_game_listing", "m022_light_snapshots",
+                  "m023_seats_listing"]
 
 
 def columns(db, table):

@@ -69,6 +69,11 @@
     try { if (typeof text === "string" && fmtAt(parseAt(text)) === text) return text; } catch (e) { /* below */ }
     throw new Refused(`${what} ${quote(text)} is not a time; give one like 2030-01-05T18:00:00Z (UTC)`);
   }
+  const MAX_AHEAD = 365 * 86400;  // a deadline an event sets lies at most a year after that event
+  function checkAhead(until, at, what) {
+    if (secondsBetween(at, until) > MAX_AHEAD) throw new Refused(`${what} ${until} is more than a year (365 days) after now (${at}); the latest allowed is ${shift(at, MAX_AHEAD)}`);
+    return until;
+  }
   function duration(seconds) {
     for (const [unit, size] of [["d", 86400], ["h", 3600], ["m", 60]]) if (seconds % size === 0) return `${seconds / size}${unit}`;
     return `${seconds}s`;
@@ -348,6 +353,7 @@
       else if (by !== "player" && by !== "moderator") throw new Refused(`a commitment is made by the player, the moderator or the stand-in, not ${quote(by)}`);
       this.checkSignature("commit", d, by);
       step.commits[player] = { commitment, by };
+      this.orphaned.delete(JSON.stringify([player, step.round, step.step]));  // a new commitment replaces the former player's
       if (by !== "stand-in") this.cameBack(player);
     }
     nmr(d, at) {
@@ -357,8 +363,12 @@
         return this.public_("nmr", d);
       }
       const step = this.sealedFor(d, "default"), player = d.player;
-      if (player in step.commits || step.defaulted.has(player) || allCommitted(step)) throw new Refused(`${player} owes no commitment in step ${step.round}.${step.step}`);
+      // a commitment its former person sealed at home and left with: the moderator may default it (§16)
+      const orphan = this.orphaned.has(JSON.stringify([player, step.round, step.step])) && !allCommitted(step);
+      if ((player in step.commits && !orphan) || step.defaulted.has(player) || allCommitted(step)) throw new Refused(`${player} owes no commitment in step ${step.round}.${step.step}`);
+      if (orphan && get(d, "forced") !== true) throw new Refused(`${player}'s commitment was sealed by the seat's former player: only a forced default (pbem nmr ${this.game} ${player} --force) settles it before every commitment is in`);
       this.checkDeadline([player, step.round, step.step, step.kind], at, d);
+      delete step.commits[player];
       step.defaulted.add(player);
       this.missedOne(player);
     }
@@ -705,6 +715,7 @@
       if (until !== null && checkTime(until, "--until") <= at) throw new Refused(`--until ${until} is not later than now (${at}); give a time after it`);
       if (has(d, "forced") && d.forced !== true) throw new Refused(`'forced' is true or absent, not ${quote(d.forced)}`);
       const forced = get(d, "forced") === true;
+      if (until !== null) checkAhead(until, at, "--until");
       if (this.state !== null) {
         const since = this.paused.since, inForce = new Map();
         // the deadline in force: the clock stood still from the pause (or the opening) until now
@@ -767,6 +778,7 @@
           if (until <= at) throw new Refused(`the deadline of ${key[0]}'s ${B.pyStr(key[3])} passed at ${due}; a new deadline must be after now (${at}): give a later time, or a longer extension`);
         }
         if (until <= due) throw new Refused(`an extension moves a deadline later: ${until} is not after ${due}`);
+        checkAhead(until, at, "an extension's time");
         if (d.by === "player" && secondsBetween(due, until) > allowance().max_seconds) {
           throw new Refused(`a player may extend a deadline by at most ${short(rules.max_seconds)} in this game; ask for ${short(rules.max_seconds)} or less, or ask the moderator`);
         }
@@ -780,6 +792,7 @@
       this.discretion(d, "replacement");
       const seat = this.player(need(d, "seat"));
       if (this.seedRevealed || this.disclosed || (this.state !== null && this.finished)) throw new Refused(`game ${this.game} is over, so its seats no longer change hands`);
+      if (has(d, "moderator") && d.moderator !== true) throw new Refused(`'moderator' is true (the moderator plays the seat) or absent, not ${quote(d.moderator)}`);
       const key = get(d, "key");
       if (key !== null) {
         let raw;
