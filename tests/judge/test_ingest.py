@@ -156,6 +156,27 @@ def test_too_many_command_lines_are_refused_with_an_answer(game):
     assert game.frozen()[0] == before
 
 
+@pytest.mark.parametrize("chat", [199, 201, 5000])
+def test_chat_is_not_a_command_a_long_mail_with_commands_inside_is_applied(game, chat):
+    """Lines that are no command (chat) do not count against the 200 command lines (issue 30)."""
+    words = "we should talk about the weather over there before anyone moves again"
+    body = f"password {game.passwords['ani']}\n" + f"{words}\n" * (chat // 2) + f"seal {default_select(game, 'ani')}\n"
+    body += f"{words}\n" * (chat - chat // 2) + "status\n"
+    result = game.send("ani", body)
+    assert result.outcome == "applied", result.outcome
+    assert [line["ok"] for line in result.lines] == [True, True]
+    assert game.log()[-1]["kind"] == "commit"
+
+
+def test_a_mail_past_the_byte_limit_is_refused_whatever_it_holds(game):
+    from pbem.mail.limits import MAX_BYTES
+    before = game.frozen()[0]
+    body = f"password {game.passwords['ani']}\n" + "chat chat chat chat chat chat chat chat\n" * (MAX_BYTES // 40 + 10)
+    result = game.send("ani", body + "status\n")
+    assert result.outcome.startswith("refused: past a limit"), result.outcome
+    assert game.frozen()[0] == before
+
+
 def test_help_status_and_private_need_no_password(game):
     result = game.send("ani", "help\nstatus\nprivate")
     assert [line["ok"] for line in result.lines] == [True, True, True]
