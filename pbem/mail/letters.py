@@ -23,12 +23,14 @@ from .envelope import domain, recipients, subject_tag
 
 def queue_private(store, session, player: str, at: str, notice: str = "", kind: str = "private",
                   in_reply_to: str | None = None, subject: str | None = None,
-                  secret: str | None = None, where: str | None = None, row=None) -> str | None:
+                  secret: str | None = None, where: str | None = None, row=None,
+                  expires_at: str | None = None) -> str | None:
     """Queue ``player``'s private message (with ``notice`` above it, e.g. their password);
     due times in UTC and in the player's own time zone, if they set one. ``secret`` (the
     password in the notice) is removed from the stored message once it is sent. ``where``
     (``place(session)``) and ``row`` (the player's ``mail_player``): when the caller has
-    them already, in the same transaction."""
+    them already, in the same transaction. ``expires_at``: a reminder's deadline, after which
+    it is dropped rather than sent (``pbem.store.outbox.claim``)."""
     from ..store import outbox
     row = row or tables.mail_player(store, session.game_id, player)
     if row is None:
@@ -49,7 +51,7 @@ def queue_private(store, session, player: str, at: str, notice: str = "", kind: 
     text, html = render_private_part(_private_spec(session, player, row.tz, notice, how, html_wanted))
     return outbox.queue(store, game=session.game_id, kind=kind, recipient=row.address, subject=subject,
                         text=text, html=html, in_reply_to=in_reply_to, at=at, domain=domain(store),
-                        redact=secret)
+                        redact=secret, expires_at=expires_at)
 
 
 def _private_spec(session, player: str, tz: str | None, notice: str, how: str, html: bool) -> dict:

@@ -358,6 +358,13 @@ def m022_light_snapshots(db: Database) -> None:
     db.execute("ALTER TABLE snapshots ADD COLUMN full INTEGER NOT NULL DEFAULT 1")
 
 
+def m030_outbox_expires(db: Database) -> None:
+    # A message that says nothing true after a given time (a reminder of a deadline): once
+    # that time has come it is dropped, not sent, whatever held it back (a server that
+    # answered 4xx, a sender that did not run); pbem.store.outbox.claim checks it.
+    db.execute("ALTER TABLE outbox ADD COLUMN expires_at TEXT")
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -378,6 +385,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m018_outbox_held,  # after m021 on a database main migrated first: they touch different tables
     m021_game_listing,
     m022_light_snapshots,
+    m030_outbox_expires,
 ]
 
 

@@ -350,3 +350,30 @@ def test_a_failing_list_address_is_told_to_the_moderator_and_a_failing_moderator
     addresses.set_list(game.store, "g1", "table@lists.example.org")
     addresses.set_moderator(game.store, "g1", MODERATOR)
     assert failures.for_game(game.store, "g1") == []
+
+
+def test_a_reminder_held_back_by_a_451_past_its_deadline_is_dropped_not_sent(make_judge, refusing):
+    """Issue 30: --deadline 48h --remind 12h --grace 1h; lothar's server answers 451 from the
+    reminder's time until past the deadline. The reminder ("is due ...") never goes out
+    after the time it names: it is checked as it is sent, not only when it is queued."""
+    game = make_judge(deadline_seconds=2 * DAY, deadlines={"remind": 12 * HOUR, "grace": HOUR})
+    addresses.set_moderator(game.store, "g1", MODERATOR)
+    server = refusing({})
+    send_due(game.store, config(server.port), when(0))  # the welcomes go
+    deadlines.tick(game.store, when(36))
+    [reminder] = rows(game, kind="reminder", recipient="lothar@example.org")
+    assert reminder["expires_at"] == when(48)
+    server.handler.refuse["lothar@example.org"] = "451 4.2.1 Mailbox busy, try again later"
+    send_due(game.store, config(server.port), when(36))
+    send_due(game.store, config(server.port), when(47.5))
+    assert rows(game, id=reminder["id"])[0]["state"] == "queued"
+    del server.handler.refuse["lothar@example.org"]  # the server takes mail again, 10 minutes late
+    deadlines.tick(game.store, when(48 + 1 / 6))  # within the grace: no default yet
+    report = send_due(game.store, config(server.port), when(48 + 1 / 6))
+    assert reminder["id"] not in {r.id for r in report.results}
+    row = rows(game, id=reminder["id"])[0]
+    assert row["state"] == "dropped" and row["last_error"] == outbox.EXPIRED
+    send_due(game.store, config(server.port), when(50))  # a send alone, later: still nothing
+    assert not [m for m in server.handler.to("lothar@example.org") if "reminder" in m["Subject"]]
+    assert all("reminder" in m["Subject"] for p in ("ani", "alex", "frank")
+               for m in server.handler.to(f"{p}@example.org")[1:2])  # the others had theirs in time
