@@ -425,13 +425,14 @@ def _mark_sent(store, row_id: int, at: str) -> None:
 
 
 def mark_failed(store, row_id: int, error: str, at: str, permanent: bool = False,
-                deferred: bool = False, on_given_up=None) -> str | None:
+                deferred: bool = False, on_given_up=None, give_up_at: str | None = None) -> str | None:
     """Record a failed try at ``at``; return the time of the next one, or None when the
     message is given up (state "failed").
 
     ``permanent``: the server refused it for good (5xx): it is failed at once. ``deferred``:
     the server answered for this message with a temporary refusal (4xx); once such answers
-    have gone on for ``RETRY_LIMIT_SECONDS`` it is failed too. Otherwise (the server could
+    have gone on for ``RETRY_LIMIT_SECONDS`` it is failed too, or sooner, at ``give_up_at``
+    (the caller's: the recipient's next deadline), whichever comes first. Otherwise (the server could
     not be reached) it waits: 1 minute, 2, 4, ... at most an hour, for as long as it takes.
     ``on_given_up(row, error)`` runs inside the same transaction when the message is failed
     (the moderator's notice is queued with it).
@@ -450,6 +451,10 @@ def mark_failed(store, row_id: int, error: str, at: str, permanent: bool = False
         if deferred and not permanent and at >= _later(since, RETRY_LIMIT_SECONDS):
             permanent = True
             error = one_line(f"refused for {RETRY_LIMIT_SECONDS // 86400} days, last: {error}")
+        elif deferred and not permanent and give_up_at is not None and at >= give_up_at:
+            permanent = True
+            error = one_line(f"refused since {since.replace('T', ' ').replace('Z', ' UTC')}, given up at the "
+                             f"recipient's deadline, last: {error}")
         if permanent:
             # given up: its secret (a welcome's password) leaves the bodies, as when it is sent
             store.conn.execute(

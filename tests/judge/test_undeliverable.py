@@ -149,8 +149,9 @@ def test_a_451_is_retried_with_back_off_and_delivered_once_the_server_takes_it(m
     assert not server.handler.to(MODERATOR) and failures.for_game(game.store, "g1") == []
 
 
-def test_a_451_that_lasts_past_the_limit_is_failed_and_counted_once(moderated, refusing):
-    game = moderated()
+def test_a_451_that_lasts_past_the_limit_is_failed_and_counted_once(make_judge, refusing):
+    game = make_judge()  # no deadline: the outbox's own limit, 3 days, is the earlier
+    addresses.set_moderator(game.store, "g1", MODERATOR)
     server = refusing({"lothar@example.org": "451 4.2.1 Mailbox busy"})
     send_due(game.store, config(server.port), when(0))
     send_due(game.store, config(server.port), when(71.9))
@@ -377,3 +378,39 @@ def test_a_reminder_held_back_by_a_451_past_its_deadline_is_dropped_not_sent(mak
     assert not [m for m in server.handler.to("lothar@example.org") if "reminder" in m["Subject"]]
     assert all("reminder" in m["Subject"] for p in ("ani", "alex", "frank")
                for m in server.handler.to(f"{p}@example.org")[1:2])  # the others had theirs in time
+
+
+def test_a_451_is_given_up_at_the_players_next_deadline_and_failing_since_is_the_first_failure(moderated, refusing):
+    """Issue 30: a 4xx address is given up by the earlier of the 3 days and the player's next
+    deadline (here 24h), and the moderator is told then; "failing since" is the first 451."""
+    game = moderated()
+    server = refusing({"lothar@example.org": "451 4.2.1 Mailbox busy"})
+    send_due(game.store, config(server.port), when(0))
+    send_due(game.store, config(server.port), when(23.9))
+    [welcome] = rows(game, recipient="lothar@example.org", kind="private")
+    assert welcome["state"] == "queued" and not server.handler.to(MODERATOR)
+    report = send_due(game.store, config(server.port), when(24))  # lothar's deadline
+    [given_up] = [r for r in report.results if r.recipient == "lothar@example.org"]
+    assert given_up.given_up
+    assert given_up.error.startswith("refused since 2030-01-01 10:00:00 UTC, given up at the recipient's deadline, "
+                                     "last: recipient refused: 451"), given_up.error
+    [notice] = server.handler.to(MODERATOR)  # told in the same run, before the default (1h of grace)
+    assert notice["Subject"] == "[g1] mail to lothar cannot be delivered"
+    assert f"Failing since:     {when(0).replace('T', ' ').replace('Z', ' UTC')}" in notice.get_content()
+    assert failures.get(game.store, "lothar@example.org")["since"] == when(0)
+
+
+def test_greylisting_is_not_given_up_at_a_deadline_a_minute_away(moderated, refusing):
+    game = moderated()
+    server = refusing({})
+    send_due(game.store, config(server.port), when(0))
+    with game.store.transaction():  # lothar's private message again, a minute before his deadline
+        letters.queue_private(game.store, game.session(), "lothar", when(23.98))
+    server.handler.refuse["lothar@example.org"] = "451 4.7.1 Greylisted, try again in 5 minutes"
+    send_due(game.store, config(server.port), when(23.98))
+    send_due(game.store, config(server.port), when(24.01))  # past the deadline, 2 minutes after the first 451
+    [row] = [r for r in rows(game, recipient="lothar@example.org") if r["state"] != "sent"]
+    assert row["state"] == "queued"
+    del server.handler.refuse["lothar@example.org"]
+    send_due(game.store, config(server.port), when(24.2))
+    assert rows(game, id=row["id"])[0]["state"] == "sent"
