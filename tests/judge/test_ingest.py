@@ -369,3 +369,19 @@ def test_in_a_signed_game_only_signed_blocks_act(make_judge):
     assert [line["ok"] for line in result.lines] == [False, False, True]
     assert "only as signed blocks" in result.lines[0]["text"]
     assert game.frozen()[0] == before
+
+
+def test_an_answers_references_hold_the_judges_message_it_answers_and_the_players_mail(game, helpers):
+    """Issue 30: a long thread is cut from its old end, never losing the judge's message the
+    mail named (its In-Reply-To) nor the mail itself; held answers joined keep both of each."""
+    judges = [r["message_id"] for r in game.outbox("private") if r["recipient"] == "ani@example.org"]
+    named = judges[-1]
+    old = " ".join(f"<old{i}@players.example.org>" for i in range(40))
+    first = helpers.mail("ani@example.org", "status", message_id="<first@players.example.org>",
+                         headers={"In-Reply-To": named, "References": f"{named} {old}"})
+    from pbem.mail import ingest
+    assert ingest.ingest(game.store, first, helpers.at(5), ("judge@example.org",)).answered
+    [answer] = [r for r in game.outbox("answer") if r["recipient"] == "ani@example.org"]
+    refs = answer["refs"].split()
+    assert named in refs and refs[-1] == "<first@players.example.org>" and len(refs) <= 20, refs
+    assert answer["in_reply_to"] == "<first@players.example.org>"
