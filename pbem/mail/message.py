@@ -262,8 +262,9 @@ def _references(fields: dict[str, list[str]]) -> tuple[str, ...]:
             for match in _ANGLE_ID.finditer(value):
                 ident = "<" + "".join(match.group(1).split()) + ">"
                 if ident != "<>":
-                    found.pop(ident, None)
-                    found[ident] = None
+                    if name == "in-reply-to":  # the answered message goes last; a repeat elsewhere keeps its place
+                        found.pop(ident, None)
+                    found.setdefault(ident, None)
     return tuple(found)[-REFERENCES_KEPT:]
 
 
