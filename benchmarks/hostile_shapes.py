@@ -242,7 +242,7 @@ SHAPES = {
     "HTML text": (html_text, "applied"),
     "a large attachment": (big_attachment, "applied"),
     "bad charsets": (bad_charsets, "applied"),
-    "binary garbage": (binary_garbage, "refused: too many lines"),
+    "binary garbage": (binary_garbage, "applied"),  # read past as chat (issue 30): no command in it
     "header lines without end": (no_blank_line, "refused"),
     "quoted-printable soft breaks": (quoted_printable_lines, "lines"),
     "at the limits: parts, parameters": (at_limits_parts, "applied"),

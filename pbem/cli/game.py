@@ -292,8 +292,7 @@ def _mail_text(m: dict | None) -> str:
     if bad:
         from ..mail import failures
         text += "; MAIL CANNOT BE DELIVERED to " + ", ".join(
-            f"{safe(failures.who(e))}{' (not delivered' + (': no reminders)' if e['role'] == 'player' else ')') if e['marked'] else ''}"
-            for e in bad)
+            f"{safe(failures.who(e))} ({failures.state_words(e)})" for e in bad)
     return text
 
 

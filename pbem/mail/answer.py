@@ -80,8 +80,11 @@ def queue(store, msg, result: Result, text: str, now: str, hold: bool = False) -
     address = result.address or msg.sender
     clean = msg.subject if msg.subject.isprintable() else "".join(c for c in msg.subject if c.isprintable())
     subject = clean if clean.lower().startswith("re:") else f"Re: {clean}".strip()
+    # the thread as RFC 5322 has it: the mail's own References, the message it answers (its
+    # In-Reply-To, last of them: the judge's message, if it named one), then the mail itself;
+    # cut from the front, so those two are always kept
     ids = [i for i in (*msg.references, msg.message_id) if i and MESSAGE_ID_PATTERN.fullmatch(i)]
-    refs = tuple(dict.fromkeys(ids))
+    refs = tuple(reversed(dict.fromkeys(reversed(ids))))
     reply_to = reply_id(msg)
     m = current(store)
     if m is not None and result.game and result.player:

@@ -259,7 +259,7 @@ def _notify(store, game: str, key: tuple, due: str, stage: str, now: str, rules)
             subject = (f"{subject_tag(game)} {'reminder' if stage == REMINDER else 'late'}: your {_what(kind)} "
                        f"(round {round_}, step {step}) {'is' if now < due else 'was'} due {due[:16].replace('T', ' ')} UTC")
             message_id = letters.queue_private(store, session, player, now, notice=notice, kind="reminder",
-                                               subject=subject)
+                                               subject=subject, expires_at=due if stage == REMINDER else None)
             if message_id is None or not tables.mark_reminded(store, game, key, stage, now, message_id):
                 raise _AlreadyDone()
     except _AlreadyDone:

@@ -34,10 +34,13 @@ FIELDS = ("address", "score", "since", "last_at", "last_scored_at", "last_answer
           "dead_since", "told_at", "told_dead_at")
 
 
-def record(store, address: str, answer: str, at: str, certain: bool = False, message: bool = True) -> dict:
+def record(store, address: str, answer: str, at: str, certain: bool = False, message: bool = True,
+           first: str | None = None) -> dict:
     """Record a failure of ``address`` at ``at`` with the server's ``answer``; tell the
     moderators what is news; return the address's record (see ``FIELDS``).
-    ``message``: a message of the judge was failed for it (counted for the moderator)."""
+    ``message``: a message of the judge was failed for it (counted for the moderator).
+    ``first``: when the trouble began, if before ``at`` (a message given up after a while of
+    temporary refusals: its first one); the record's ``since`` ("failing since")."""
     from ..store.outbox import one_line
     store.require_transaction("failures.record()")
     address, answer = address.lower(), one_line(answer)
@@ -48,7 +51,7 @@ def record(store, address: str, answer: str, at: str, certain: bool = False, mes
         old = None  # stale: it starts again, as if it were the first failure
     if old is None:
         store.conn.execute("insert into mail_failures (address, score, since, last_at, last_answer) "
-                           "values (?, 0, ?, ?, ?)", [address, at, at, answer])
+                           "values (?, 0, ?, ?, ?)", [address, min(first or at, at), at, answer])
         old = get(store, address)
     score, scored = old["score"], old["last_scored_at"]
     if certain:
@@ -119,6 +122,16 @@ def commands(game: str, player: str | None, role: str = "player") -> list[str]:
 def who(entry: dict) -> str:
     """Whose address it is, in words: the player's name, "the list", "the moderator"."""
     return {"list": "the list", "moderator": "the moderator"}.get(entry.get("role") or "player", entry["player"])
+
+
+def state_words(entry: dict) -> str:
+    """A failing address's state in a few words, true of what the judge does: "not
+    delivered: no reminders" only for a player marked so; a player below the threshold
+    still gets reminders, and the words say so."""
+    if entry["marked"]:
+        return "not delivered: no reminders" if (entry.get("role") or "player") == "player" else "not delivered"
+    reminders = "; reminders still go" if (entry.get("role") or "player") == "player" else ""
+    return f"failing, bounce score {entry['score']:g} of {THRESHOLD:g}{reminders}"
 
 
 def line(entry: dict) -> str:

@@ -136,15 +136,12 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
     lines = command_lines(msg.text)  # read once, for the route and the commands
     registered = route.sender(store, msg, lines, now)
     _alive(store, msg.sender)
-    reading = read_lines(lines, limit=MAX_COMMANDS)
+    reading = read_lines(lines)  # every line: chat is read past below, and only commands count
     row = route.seat(store, msg, reading, registered)
     result.game, result.player = row.game, row.player
     result.address = row.address
     if exceeded is not None:
         raise Stop(exceeded.outcome, exceeded.answer())
-    if len(reading.commands) > MAX_COMMANDS:
-        raise Stop("refused: too many lines", f"Your message has more than {MAX_COMMANDS} command lines; the judge "
-                                              f"takes at most {MAX_COMMANDS} in one message. Nothing was done.")
     try:
         blocks = extract_blocks(msg.text)
     except ArmourError as exc:
@@ -158,6 +155,9 @@ def _pipeline(store, msg, exceeded, now: str, judge_addresses, screen, result: R
                                                    f"has to look at it; send your move again later.") from None
     signed_game = bool(session.meta.get("require_signatures"))
     ignored = _read_past(session, reading)
+    if len(reading.commands) > MAX_COMMANDS:  # chat read past does not count; the byte and line limits stay
+        raise Stop("refused: too many lines", f"Your message has more than {MAX_COMMANDS} command lines; the judge "
+                                              f"takes at most {MAX_COMMANDS} in one message. Nothing was done.")
     authenticate(store, msg, reading, row, signed_game, blocks, now, result)
     if broken:
         result.lines.append({"line": "(submission block)", "ok": False, "text": broken})

@@ -23,12 +23,14 @@ from .envelope import domain, recipients, subject_tag
 
 def queue_private(store, session, player: str, at: str, notice: str = "", kind: str = "private",
                   in_reply_to: str | None = None, subject: str | None = None,
-                  secret: str | None = None, where: str | None = None, row=None) -> str | None:
+                  secret: str | None = None, where: str | None = None, row=None,
+                  expires_at: str | None = None) -> str | None:
     """Queue ``player``'s private message (with ``notice`` above it, e.g. their password);
     due times in UTC and in the player's own time zone, if they set one. ``secret`` (the
     password in the notice) is removed from the stored message once it is sent. ``where``
     (``place(session)``) and ``row`` (the player's ``mail_player``): when the caller has
-    them already, in the same transaction."""
+    them already, in the same transaction. ``expires_at``: a reminder's deadline, after which
+    it is dropped rather than sent (``pbem.store.outbox.claim``)."""
     from ..store import outbox
     row = row or tables.mail_player(store, session.game_id, player)
     if row is None:
@@ -49,7 +51,7 @@ def queue_private(store, session, player: str, at: str, notice: str = "", kind: 
     text, html = render_private_part(_private_spec(session, player, row.tz, notice, how, html_wanted))
     return outbox.queue(store, game=session.game_id, kind=kind, recipient=row.address, subject=subject,
                         text=text, html=html, in_reply_to=in_reply_to, at=at, domain=domain(store),
-                        redact=secret)
+                        redact=secret, expires_at=expires_at)
 
 
 def _private_spec(session, player: str, tz: str | None, notice: str, how: str, html: bool) -> dict:
@@ -120,7 +122,8 @@ def materialize(store, game: str, spec_text: str) -> tuple[str, str, list[dict]]
     round's summary is replayed from the snapshot taken before that round began (the cost
     of one round); the final result, once per game, from the first event, and it carries
     the export (GAME.jsonl), so that every player can audit the game without the moderator,
-    and the game's viewer (GAME.html, ``pbem page``)."""
+    and make the game's viewer from it (``pbem page --file``: the page itself weighs more
+    than the rest of the mail together, docs/email.md "How heavy a message is")."""
     from ..store.export import export_lines
     from ..protocol.loading import SEED, held_source
     from ..protocol.errors import Refused
@@ -136,14 +139,12 @@ def materialize(store, game: str, spec_text: str) -> tuple[str, str, list[dict]]
                       f"run pbem audit {game}")
     secret = store.get_secret(game, SEED)
     rec = record.build(game, events, bytes.fromhex(secret) if secret else None, held_source(store, game))
-    from ..render import viewer
     file = f"{game}.jsonl"
     note = (f"The whole log of the game is attached as {file}. To check every draw yourself, "
             f"save it and run: pbem audit --file {file}\n"
-            f"The whole game, round by round, is attached as {game}.html: open it in any browser.\n\n")
-    files = [{"filename": file, "content_type": "application/x-ndjson", "text": "".join(export_lines(events))},
-             {"filename": f"{game}.html", "content_type": "text/html",
-              "text": viewer.render_page(rec, [e.export_dict() for e in events])}]
+            f"To see the whole game round by round in any browser, make its page from it: "
+            f"pbem page --file {file} -o {game}.html\n\n")
+    files = [{"filename": file, "content_type": "application/x-ndjson", "text": "".join(export_lines(events))}]
     return (note + summary.render_public(rec, None, "text", audit_file=file)[1],
             summary.render_public(rec, None, "html", audit_file=file)[1], files)
 
@@ -227,7 +228,10 @@ def place(session, store=None) -> str:
 
 def _where(session, store=None) -> str:
     """Round and phase as the player's private message names them ("round 2, roll step 3")."""
-    phase = public_view(store, session).get("phase")
+    view = public_view(store, session)
+    if "turn_no" in view:  # Tortuga 1667 counts turns, and its private message says "Turn N"
+        return f"turn {view['turn_no']}"
+    phase = view.get("phase")
     step = f" step {session.state.step}" if phase == "roll" else ""
     return f"round {session.state.round}, {phase}{step}" if phase else f"round {session.state.round}"
 

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-MAX_COMMANDS = 200
+MAX_COMMANDS = 200  # command lines (chat read past does not count: pbem.mail.ingest)
 ROUTING = ("game", "password")
 KEYWORDS = ("commit", "reveal", "seal", "client-seed", "extend", "back", "status", "private", "help")
 BLOCK_BEGIN = "-----BEGIN PBEM SUBMISSION-----"

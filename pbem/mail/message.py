@@ -253,15 +253,18 @@ def _return_path(fields: dict[str, list[str]]) -> str | None:
 
 
 def _references(fields: dict[str, list[str]]) -> tuple[str, ...]:
-    """In-Reply-To's ids, then References', each once (a set, not a list: a message may
-    carry tens of thousands), the last ``REFERENCES_KEPT`` of them."""
+    """References' ids, then In-Reply-To's (the message this one answers, last, as RFC 5322
+    orders a thread: so it is kept whatever is cut), each once (a set, not a list: a message
+    may carry tens of thousands), the last ``REFERENCES_KEPT`` of them."""
     found: dict[str, None] = {}
-    for name in ("in-reply-to", "references"):
+    for name in ("references", "in-reply-to"):
         for value in fields.get(name, ()):
             for match in _ANGLE_ID.finditer(value):
                 ident = "<" + "".join(match.group(1).split()) + ">"
                 if ident != "<>":
-                    found[ident] = None
+                    if name == "in-reply-to":  # the answered message goes last; a repeat elsewhere keeps its place
+                        found.pop(ident, None)
+                    found.setdefault(ident, None)
     return tuple(found)[-REFERENCES_KEPT:]
 
 

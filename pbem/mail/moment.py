@@ -213,11 +213,15 @@ def _as_answer(row) -> dict:
 
 def _threaded(answers: list[dict]) -> dict:
     """One answer's threading for several (in order): in reply to the latest mail, with every
-    answered mail in its References (those first, should the list be cut)."""
+    answered mail and the judge's message each answered in its References (those kept
+    first, should the list be cut)."""
     replied = [a["in_reply_to"] for a in answers if a.get("in_reply_to")]
+    # kept first: each answered mail and the judge's message it answered (the last two of
+    # an answer's References: pbem.mail.answer.queue)
+    kept = set(replied) | {ref for a in answers for ref in a["references"][-2:]}
     refs = list(dict.fromkeys(ref for a in answers for ref in a["references"]))
-    while len(refs) > REFERENCES and any(ref not in replied for ref in refs):
-        refs.remove(next(ref for ref in refs if ref not in replied))
+    while len(refs) > REFERENCES and any(ref not in kept for ref in refs):
+        refs.remove(next(ref for ref in refs if ref not in kept))
     return {**answers[-1], "in_reply_to": replied[-1] if replied else None, "references": refs}
 
 

@@ -30,8 +30,11 @@ from dataclasses import dataclass
 from pathlib import Path
 
 EXTRA = "pbem[mail]"
-# resvg draws at twice the SVG's size, shown at its size: sharp on high-density screens
-ZOOM = 2
+# resvg draws at 1.25 times the SVG's size, shown at its size or smaller: a 560-pixel board
+# becomes 700 pixels, about what a phone 390 pixels wide shows at twice the density, and
+# weighs less than half of twice the size (docs/email.md, "How heavy a message is")
+ZOOM = 1
+BOARDS = 1  # board pictures in one message: the latest
 _SVG = re.compile(r"<svg\b[^>]*>.*?</svg>", re.S | re.I)
 _ATTRIBUTE = r'\b{}\s*=\s*"([^"]*)"'
 
@@ -79,15 +82,24 @@ def problem() -> str | None:
     return None
 
 
-def inline(html: str, domain: str = "pbem.invalid", fonts: Fonts | None = None) -> tuple[str, list[Picture]]:
+def inline(html: str, domain: str = "pbem.invalid", fonts: Fonts | None = None,
+           boards: int | None = BOARDS) -> tuple[str, list[Picture]]:
     """``html`` with each inline SVG replaced by an ``<img>`` of it, and the pictures.
 
     Without the renderer, ``html`` comes back unchanged with no picture (see ``problem``).
-    Identical SVGs (a chest chip drawn ten times) are one picture."""
+    Identical SVGs (a chest chip drawn ten times) are one picture. ``boards``: how many
+    board pictures (any SVG but a chip) a message carries, the latest ones; the others are
+    left out, their captions (the board in words) kept: the latest board is the one to
+    play on, and each picture weighs more than the rest of the message (docs/email.md,
+    "How heavy a message is"). None: every one."""
     if "<svg" not in html.lower() or not available():
         return html, []
     fonts = fonts or default_fonts()
     pictures: dict[str, Picture] = {}
+    if boards is not None:
+        big = [m.span() for m in _SVG.finditer(html) if not _is_chip(m.group(0))]
+        for start, end in reversed(big[:max(len(big) - boards, 0)]):
+            html = html[:start] + html[end:]
 
     def replace(match: re.Match) -> str:
         svg = match.group(0)
@@ -100,6 +112,11 @@ def inline(html: str, domain: str = "pbem.invalid", fonts: Fonts | None = None) 
             pictures[digest] = Picture(f"<board.{digest}@{domain}>", png, f"board-{len(pictures) + 1}.png")
         return _img(svg, pictures[digest].cid)
     return _SVG.sub(replace, html), list(pictures.values())
+
+
+def _is_chip(svg: str) -> bool:
+    found = re.search(_ATTRIBUTE.format("class"), svg[: svg.index(">")])
+    return bool(found and "chip" in found.group(1).split())
 
 
 def render_png(svg: str, fonts: Fonts | None = None) -> bytes:

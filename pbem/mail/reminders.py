@@ -41,6 +41,27 @@ def reminder_due(due: str, remind: int, now: str) -> bool:
     return bool(remind) and later(due, -remind) <= now < later(due, -(remind // 2))
 
 
+GIVE_UP_NO_SOONER = 3600  # after a first 4xx: greylisting asks again within minutes
+
+
+def give_up_by(store, game: str, recipient: str, since: str) -> str | None:
+    """When a message to ``recipient`` that a server has refused for now (4xx) since
+    ``since`` is given up, if sooner than the outbox's own limit: at the next deadline of a
+    request the recipient's player owes in ``game`` (one due after ``since``), so that the
+    moderator hears of it before the player is defaulted; never sooner than an hour after
+    the first refusal (greylisting retries within minutes). None: no such deadline."""
+    from ..protocol import loading
+    players = [row.player for row in tables.players_at(store, recipient) if row.game == game]
+    if not players:
+        return None
+    session = loading.load(store, game)
+    if session.state is None or session.finished:
+        return None
+    dues = sorted(entry["due"] for entry in owed(session).values()
+                  if entry["player"] in players and entry.get("due") and entry["due"] > since)
+    return max(dues[0], later(since, GIVE_UP_NO_SOONER)) if dues else None
+
+
 def later(at: str, seconds: int) -> str:
     return shift(at, seconds)
 

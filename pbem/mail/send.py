@@ -405,9 +405,13 @@ def _failed(store, row: outbox.OutboxRow, error: str, now: str, permanent: bool 
             deferred: bool = False, certain: bool = False) -> SendResult:
     def given_up(failed: outbox.OutboxRow, words: str) -> None:
         from . import failures
-        failures.record(store, failed.recipient, words, now, certain=certain)
+        failures.record(store, failed.recipient, words, now, certain=certain, first=failed.deferred_since)
+    give_up_at = None
+    if deferred and not permanent:  # by the recipient's next deadline, if sooner than the outbox's limit
+        from .reminders import give_up_by
+        give_up_at = give_up_by(store, row.game, row.recipient, row.deferred_since or now)
     next_try = outbox.mark_failed(store, row.id, error, now, permanent=permanent, deferred=deferred,
-                                  on_given_up=given_up)
+                                  on_given_up=given_up, give_up_at=give_up_at)
     if next_try is None:  # the words kept may say more (how long it was refused for)
         error = outbox.get(store, row.id).last_error or error
     return _result(row, FAILED, error=outbox.one_line(error), next_try_at=next_try, given_up=next_try is None)

@@ -102,7 +102,8 @@ def private_model(session, player: str, tz: str | None = None, by_mail: bool = F
     else:
         model = models.private_model(report)
     model["by_mail"] = by_mail
-    return game_type, model
+    from .asks import attach
+    return game_type, attach(model)  # what to send: one source for every format (pbem.render.asks)
 
 
 def render_private_model(game_type: str, model: dict, fmt: str) -> str:

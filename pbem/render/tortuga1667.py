@@ -355,5 +355,6 @@ def render_private_view(view: dict, requests: list, fmt: str, game: str = "game"
                             "round": r.round, "step": r.step, "options": list(r.options or []),
                             **({"committed": False, "defaulted": False, "revealed": False, "owe": "commit"}
                                if r.sealed else {})} for r in requests]}
-    model = private_model(report, {r.kind: r.prompt for r in requests})
+    from .asks import attach
+    model = attach(private_model(report, {r.kind: r.prompt for r in requests}))
     return model, render("tortuga1667", "private", check_format(fmt), msg=model)

@@ -365,6 +365,13 @@ def m023_seats_listing(db: Database) -> None:
     db.execute("UPDATE game_heads SET snap = NULL WHERE finished = 0")
 
 
+def m024_outbox_expires(db: Database) -> None:
+    # A message that says nothing true after a given time (a reminder of a deadline): once
+    # that time has come it is dropped, not sent, whatever held it back (a server that
+    # answered 4xx, a sender that did not run); pbem.store.outbox.claim checks it.
+    db.execute("ALTER TABLE outbox ADD COLUMN expires_at TEXT")
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -386,6 +393,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m021_game_listing,
     m022_light_snapshots,
     m023_seats_listing,
+    m024_outbox_expires,
 ]
 
 

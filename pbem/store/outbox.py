@@ -63,7 +63,7 @@ MESSAGE_ID_PATTERN = re.compile(r"<[!-;=?-~]+@[!-;=?-~]+>")
 _COLUMNS = ("id", "game", "kind", "recipient", "message_id", "subject", "in_reply_to", "refs",
             "auto_submitted", "body_text", "body_html", "queued_at", "state", "attempts",
             "next_try_at", "last_error", "sent_at", "render", "attachments",
-            "claimed_at", "deferred_since", "failed_at", "held_until")
+            "claimed_at", "deferred_since", "failed_at", "held_until", "expires_at")
 
 
 @dataclass(frozen=True)
@@ -93,6 +93,7 @@ class OutboxRow:
     deferred_since: str | None = None  # the first temporary refusal of this message
     failed_at: str | None = None  # when it was given up (state "failed") or dropped
     held_until: str | None = None  # an answer held for the player's next message until then (``held``)
+    expires_at: str | None = None  # dropped, not sent, from then on (a reminder: its deadline)
 
     def as_dict(self, bodies: bool = False) -> dict:
         """A JSON-ready dict; the bodies (players' private text) only when asked for."""
@@ -124,7 +125,8 @@ def queue(store, *, game: str, kind: str, recipient: str, subject: str, text: st
           html: str | None = None, in_reply_to: str | None = None,
           references: Iterable[str] = (), at: str, domain: str = "pbem.invalid",
           message_id: str | None = None, render: str | None = None, redact: str | None = None,
-          attachments: str | None = None, held_until: str | None = None) -> str:
+          attachments: str | None = None, held_until: str | None = None,
+          expires_at: str | None = None) -> str:
     """Queue one message to one recipient; return its Message-ID (``<...@domain>``).
 
     Must run inside ``store.transaction()``, so the message commits (or rolls back) with
@@ -134,7 +136,9 @@ def queue(store, *, game: str, kind: str, recipient: str, subject: str, text: st
     secret in the bodies (a mail password) that ``mark_sent`` replaces by ``REDACTED`` once
     the server has the message: the database keeps it no longer than the message waits.
     ``held_until``: an answer that may travel inside the recipient's next message queued
-    before then (see ``held``); it is not due before that time. Raises ``StoreError`` for
+    before then (see ``held``); it is not due before that time. ``expires_at``: a message
+    that is no longer true from then on (a reminder, at the deadline it names): a sender
+    that comes to it at or after that time drops it instead (``claim``). Raises ``StoreError`` for
     anything that could not be sent as given (header injection, two addresses, a malformed
     Message-ID).
     """
@@ -146,8 +150,9 @@ def queue(store, *, game: str, kind: str, recipient: str, subject: str, text: st
     recipient = check_address(recipient, "recipient")
     subject = _header_value(subject, "subject")
     _check_time(at, "at")
-    if held_until is not None:
-        _check_time(held_until, "held_until")
+    for name, value in (("held_until", held_until), ("expires_at", expires_at)):
+        if value is not None:
+            _check_time(value, name)
     for name, body in (("text", text), ("html", html)):
         if body is None and name == "html":
             continue
@@ -172,10 +177,10 @@ def queue(store, *, game: str, kind: str, recipient: str, subject: str, text: st
         store.conn.execute(
             "insert into outbox (game, kind, recipient, message_id, subject, in_reply_to, refs,"
             " auto_submitted, body_text, body_html, queued_at, state, attempts, next_try_at, render, redact,"
-            " attachments, held_until) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?)",
+            " attachments, held_until, expires_at) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 0, ?, ?, ?, ?, ?, ?)",
             [game, kind, recipient, message_id, subject, in_reply_to, " ".join(refs),
              AUTO_REPLIED if kind == "answer" else AUTO_GENERATED, text, html, at, QUEUED, held_until or at, render,
-             redact or None, attachments, held_until],
+             redact or None, attachments, held_until, expires_at],
         )
     except sqlite3.IntegrityError:  # the only constraint a checked row can break
         raise StoreError(f"a message with Message-ID {message_id} is queued already") from None
@@ -392,7 +397,14 @@ def mark_sent_and_claim(store, row_id: int, at: str, next_id: int, now: str,
         return _claim(store, next_id, now, seconds)
 
 
+EXPIRED = "its time passed before it could go"
+
+
 def _claim(store, row_id: int, now: str, seconds: int) -> bool:
+    store.conn.execute(  # checked as it is sent: a reminder never goes out after the deadline it names
+        "update outbox set state = ?, failed_at = ?, last_error = ?, claimed_at = null "
+        "where id = ? and state = ? and expires_at is not null and expires_at <= ?",
+        [DROPPED, now, EXPIRED, row_id, QUEUED, now])
     cursor = store.conn.execute(
         "update outbox set next_try_at = ?, claimed_at = ? where id = ? and state = ? and next_try_at <= ?",
         [_later(now, seconds), now, row_id, QUEUED, now],
@@ -413,13 +425,14 @@ def _mark_sent(store, row_id: int, at: str) -> None:
 
 
 def mark_failed(store, row_id: int, error: str, at: str, permanent: bool = False,
-                deferred: bool = False, on_given_up=None) -> str | None:
+                deferred: bool = False, on_given_up=None, give_up_at: str | None = None) -> str | None:
     """Record a failed try at ``at``; return the time of the next one, or None when the
     message is given up (state "failed").
 
     ``permanent``: the server refused it for good (5xx): it is failed at once. ``deferred``:
     the server answered for this message with a temporary refusal (4xx); once such answers
-    have gone on for ``RETRY_LIMIT_SECONDS`` it is failed too. Otherwise (the server could
+    have gone on for ``RETRY_LIMIT_SECONDS`` it is failed too, or sooner, at ``give_up_at``
+    (the caller's: the recipient's next deadline), whichever comes first. Otherwise (the server could
     not be reached) it waits: 1 minute, 2, 4, ... at most an hour, for as long as it takes.
     ``on_given_up(row, error)`` runs inside the same transaction when the message is failed
     (the moderator's notice is queued with it).
@@ -438,6 +451,10 @@ def mark_failed(store, row_id: int, error: str, at: str, permanent: bool = False
         if deferred and not permanent and at >= _later(since, RETRY_LIMIT_SECONDS):
             permanent = True
             error = one_line(f"refused for {RETRY_LIMIT_SECONDS // 86400} days, last: {error}")
+        elif deferred and not permanent and give_up_at is not None and at >= give_up_at:
+            permanent = True
+            error = one_line(f"refused since {since.replace('T', ' ').replace('Z', ' UTC')}, given up at the "
+                             f"recipient's deadline, last: {error}")
         if permanent:
             # given up: its secret (a welcome's password) leaves the bodies, as when it is sent
             store.conn.execute(

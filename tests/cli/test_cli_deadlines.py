@@ -227,3 +227,18 @@ def test_status_and_games_name_a_failing_list_and_a_failing_moderator(cli, old_g
     # the moderator gives the list again: tried afresh
     cli.ok("address", "old", "--list", "table@lists.example.org")
     assert [e["role"] for e in cli.json("status", "old")["mail"]["undeliverable"]] == ["moderator"]
+
+
+def test_status_says_a_player_below_the_threshold_still_gets_reminders(cli, old_game, pbem_db):
+    """Issue 30: "(not delivered: no reminders)" only for a player marked so."""
+    old_game()
+    from pbem.mail import failures
+    with Store(pbem_db) as store, store.transaction():
+        failures.record(store, "ani@example.org", "451 4.2.1 busy", PAST)  # score 1 of 3
+        assert not failures.is_dead(store, "ani@example.org")
+    text = cli.ok("status", "old").stdout
+    assert "MAIL CANNOT BE DELIVERED to ani (failing, bounce score 1 of 3; reminders still go)" in text, text
+    assert "no reminders" not in text
+    with Store(pbem_db) as store, store.transaction():
+        failures.record(store, "ani@example.org", "550 5.1.1 gone", PAST, certain=True)
+    assert "MAIL CANNOT BE DELIVERED to ani (not delivered: no reminders)" in cli.ok("status", "old").stdout

@@ -35,13 +35,13 @@ MAX_MESSAGES = 2000
 
 def read_private(text: str) -> dict:
     """Tortuga's reading of a private message, plus what 1667's adds: the options are
-    separated by commas (a choice may hold one: ``peek 1,2``), a long list is described
-    ("Legal now: ...") instead of listed, and a default may have spaces."""
+    may hold commas and spaces (``peek 1,2``), a long list is described ("CHOICE as legal
+    now: ...") instead of listed, and a default may have spaces."""
     owed = by_mail.read_private(text)
     for chunk, request in zip(text.split("\nYou owe: ")[1:], owed["requests"]):
-        listed = re.search(r"^\s*(?:- )?(?:Send|Choose) exactly one of: (.+)$", chunk, re.M)
-        request["options"] = re.split(r", (?=[a-z])", listed.group(1)) if listed else None
-        legal = re.search(r"^\s*(?:- )?Legal now: (.+)$", chunk, re.M)
+        listed = re.search(r"CHOICE exactly one of: ([^;\n]+)", chunk)  # pbem.render.asks
+        request["options"] = listed.group(1).split("  |  ") if listed else None
+        legal = re.search(r"CHOICE as legal now: ([^;\n]+)", chunk)
         request["reveals"] = re.findall(r"\breveal \d\b", legal.group(1)) if legal else []
         request["votes"] = re.findall(r"\b(?:attack|mutiny|brawl)\b", legal.group(1)) if legal else []
         default = re.search(r"If you are late, the default applies: (.+)$", chunk, re.M)

@@ -76,7 +76,7 @@ def test_the_new_players_first_private_message_holds_the_seat_and_nothing_else(t
         assert f"turn {peek['turn']}, slot {peek['slot']}: {EVENT_NAMES[state.events[peek['card']]]}" in seen
     # and it is the seat's own private message, word for word: nobody else's view
     from pbem.render import summary
-    assert text.endswith(summary.render_private(session, SEAT, "text")[1] + letters.how_to_reply(session, SEAT))
+    assert text.endswith(summary.render_private(session, SEAT, "text", by_mail=True)[1] + letters.how_to_reply(session, SEAT))
     for other in PLAYERS:
         if other != SEAT:
             assert f"private message for {other}" not in text

@@ -155,16 +155,16 @@ def test_summary_and_private_message_arrive_with_the_board_as_a_picture(game, sm
         assert "<svg" not in html_part.get_payload()[0].get_content()  # no client shows it: all pictures
 
     html, images = html_with_pictures(summary)
-    assert len(images) >= len(game.session().players)  # a board per player (and the chest chips)
     report_, shot = open_in_chromium(as_page(html, images), tmp_path, "summary")
     boards = [r for r in report_ if r["alt"].startswith("board of")]
-    assert {r["alt"] for r in boards} == {f"board of {p}" for p in ("ani", "alex", "frank", "lothar")}
+    # one board picture a message, the latest (issue 30: light mail); the others in words
+    assert len(boards) == 1, [r["alt"] for r in boards]
     for picture in report_:
         assert picture["complete"] and picture["w"] > 0 and picture["h"] > 0, picture
         assert picture["inked"] > 0, f"{picture['alt']}: the picture is blank"
-    for board in boards:  # drawn at twice the size it is shown at: sharp on a phone
-        assert (board["w"], board["h"]) == (1120, 540)
-        assert board["inked"] > 20_000, board
+    for board in boards:  # drawn at its size (pictures.ZOOM): readable on a phone, a third of the bytes
+        assert (board["w"], board["h"]) == (560, 270)
+        assert board["inked"] > 5_000, board
 
     # the private message: the board too, and everything the text part says
     html, images = html_with_pictures(private)

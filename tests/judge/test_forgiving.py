@@ -123,7 +123,7 @@ def latest_private_text(game, player) -> str:
 
 def test_a_mail_player_is_told_to_reply_seal_choice(game):
     text = latest_private_text(game, "ani")
-    assert "and send it as: seal CHOICE" in text
+    assert "Send seal CHOICE, CHOICE exactly one of: " in text
     assert "privately to the moderator" not in text
 
 
@@ -141,7 +141,7 @@ def test_a_home_sealer_is_told_to_reveal_with_the_salt_and_can(game):
         game.send(player, f"password {game.passwords[player]}\nseal {default_select(game, player)}")
     text = latest_private_text(game, "alex")
     assert "send your reveal now" in text
-    assert "Send: reveal CHOICE SALT" in text and "exactly one of" not in text.split("You owe:")[1]
+    assert "Send reveal CHOICE SALT" in text and "exactly one of" not in text.split("You owe:")[1]
     result = game.send("alex", f"password {game.passwords['alex']}\nreveal {kept['choice']} {kept['salt']}\nThanks!")
     assert result.outcome == "applied", result.lines
 
@@ -157,16 +157,21 @@ def test_the_final_result_carries_the_export_and_the_audit_line(game, tmp_path):
     from email.policy import default
     message = email.message_from_bytes(results[0].read_bytes(), policy=default)
     files = {part.get_filename(): part.get_content() for part in message.iter_attachments()}
-    assert set(files) == {"g1.jsonl", "g1.html"}
-    # the game's viewer (pbem page), made from the log the mail carries and nothing else
-    assert "<!DOCTYPE html>" in files["g1.html"] and "default-src 'none'" in files["g1.html"]
-    assert all(json.loads(line)["hash"] in files["g1.html"] for line in files["g1.jsonl"].splitlines())
+    assert set(files) == {"g1.jsonl"}  # the viewer is made from it (issue 30: light mail)
     text = message.get_body(("plain",)).get_content()
     assert "save it and run: pbem audit --file g1.jsonl" in text and "pbem export" not in text
+    assert "pbem page --file g1.jsonl -o g1.html" in text
     exported = tmp_path / "g1.jsonl"
     exported.write_bytes(files["g1.jsonl"])
     import typer.main
     from pbem.cli.program import app
+    # the game's viewer (pbem page), made from the log the mail carries and nothing else, as the mail says
+    page = CliRunner().invoke(typer.main.get_command(app), ["page", "--file", str(exported), "-o", str(tmp_path / "g1.html")],
+                              env={"PBEM_DB": str(tmp_path / "none.db")})
+    assert page.exit_code == 0, page.output
+    viewer = (tmp_path / "g1.html").read_text()
+    assert "<!DOCTYPE html>" in viewer and "default-src 'none'" in viewer
+    assert all(json.loads(line)["hash"] in viewer for line in files["g1.jsonl"].splitlines())
     audit = CliRunner().invoke(typer.main.get_command(app), ["audit", "--file", str(exported), "--json"],
                                env={"PBEM_DB": str(tmp_path / "none.db")})
     assert json.loads(audit.stdout)["seed_revealed"], audit.output

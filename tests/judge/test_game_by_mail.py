@@ -94,13 +94,13 @@ def read_private(text: str) -> dict:
     for chunk in text.split("\nYou owe: ")[1:]:
         head = chunk.splitlines()[0]
         kind, _, rest = head.partition(", ")
-        options = re.search(r"^\s*(?:Send|Choose) exactly one of: (.+)$", chunk, re.M)
+        options = re.search(r"CHOICE exactly one of: ([^;\n]+)", chunk)  # pbem.render.asks
         default = re.search(r"If you are late, the default applies: (\S+)", chunk)
         requests.append({
             "kind": kind, "sealed": rest.startswith("sealed"),
             "commit": "commit to your choice now" in head,
             "reveal": "send your reveal now" in head,
-            "options": [o.strip() for o in options.group(1).split("|")] if options else None,
+            "options": [o.strip() for o in options.group(1).split("  |  ")] if options else None,
             "default": default.group(1) if default else None,
         })
     token = re.search(r"pbem seal --context (\S+) CHOICE", text)

@@ -94,9 +94,10 @@ def test_references_are_kept_once_each_and_the_last_ones(game, helpers):
     from pbem.mail.message import read_message
     kept = read_message(raw).references
     assert len(kept) == limits.REFERENCES_KEPT and len(set(kept)) == len(kept)
-    assert kept == tuple(ids[-limits.REFERENCES_KEPT:])
+    # the message it answers (In-Reply-To) last, as a thread is ordered: kept whatever is cut
+    assert kept == tuple(ids[-limits.REFERENCES_KEPT + 1:]) + ("<r1@x>",)
     assert pipeline.ingest(game.store, raw, helpers.at(5), JUDGE).outcome == "applied"
-    assert answers(game)[-1]["refs"].split()[:-1] == ids[-9:]  # the answer threads under the last ones
+    assert answers(game)[-1]["refs"].split()[:-1] == ids[-8:] + ["<r1@x>"]  # under the last ones and the answered
 
 
 # ---------------------------------------------------------------------- commands at any depth

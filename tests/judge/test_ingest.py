@@ -156,6 +156,27 @@ def test_too_many_command_lines_are_refused_with_an_answer(game):
     assert game.frozen()[0] == before
 
 
+@pytest.mark.parametrize("chat", [199, 201, 5000])
+def test_chat_is_not_a_command_a_long_mail_with_commands_inside_is_applied(game, chat):
+    """Lines that are no command (chat) do not count against the 200 command lines (issue 30)."""
+    words = "we should talk about the weather over there before anyone moves again"
+    body = f"password {game.passwords['ani']}\n" + f"{words}\n" * (chat // 2) + f"seal {default_select(game, 'ani')}\n"
+    body += f"{words}\n" * (chat - chat // 2) + "status\n"
+    result = game.send("ani", body)
+    assert result.outcome == "applied", result.outcome
+    assert [line["ok"] for line in result.lines] == [True, True]
+    assert game.log()[-1]["kind"] == "commit"
+
+
+def test_a_mail_past_the_byte_limit_is_refused_whatever_it_holds(game):
+    from pbem.mail.limits import MAX_BYTES
+    before = game.frozen()[0]
+    body = f"password {game.passwords['ani']}\n" + "chat chat chat chat chat chat chat chat\n" * (MAX_BYTES // 40 + 10)
+    result = game.send("ani", body + "status\n")
+    assert result.outcome.startswith("refused: past a limit"), result.outcome
+    assert game.frozen()[0] == before
+
+
 def test_help_status_and_private_need_no_password(game):
     result = game.send("ani", "help\nstatus\nprivate")
     assert [line["ok"] for line in result.lines] == [True, True, True]
@@ -348,3 +369,19 @@ def test_in_a_signed_game_only_signed_blocks_act(make_judge):
     assert [line["ok"] for line in result.lines] == [False, False, True]
     assert "only as signed blocks" in result.lines[0]["text"]
     assert game.frozen()[0] == before
+
+
+def test_an_answers_references_hold_the_judges_message_it_answers_and_the_players_mail(game, helpers):
+    """Issue 30: a long thread is cut from its old end, never losing the judge's message the
+    mail named (its In-Reply-To) nor the mail itself; held answers joined keep both of each."""
+    judges = [r["message_id"] for r in game.outbox("private") if r["recipient"] == "ani@example.org"]
+    named = judges[-1]
+    old = " ".join(f"<old{i}@players.example.org>" for i in range(40))
+    first = helpers.mail("ani@example.org", "status", message_id="<first@players.example.org>",
+                         headers={"In-Reply-To": named, "References": f"{named} {old}"})
+    from pbem.mail import ingest
+    assert ingest.ingest(game.store, first, helpers.at(5), ("judge@example.org",)).answered
+    [answer] = [r for r in game.outbox("answer") if r["recipient"] == "ani@example.org"]
+    refs = answer["refs"].split()
+    assert named in refs and refs[-1] == "<first@players.example.org>" and len(refs) <= 20, refs
+    assert answer["in_reply_to"] == "<first@players.example.org>"

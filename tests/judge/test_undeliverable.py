@@ -149,8 +149,9 @@ def test_a_451_is_retried_with_back_off_and_delivered_once_the_server_takes_it(m
     assert not server.handler.to(MODERATOR) and failures.for_game(game.store, "g1") == []
 
 
-def test_a_451_that_lasts_past_the_limit_is_failed_and_counted_once(moderated, refusing):
-    game = moderated()
+def test_a_451_that_lasts_past_the_limit_is_failed_and_counted_once(make_judge, refusing):
+    game = make_judge()  # no deadline: the outbox's own limit, 3 days, is the earlier
+    addresses.set_moderator(game.store, "g1", MODERATOR)
     server = refusing({"lothar@example.org": "451 4.2.1 Mailbox busy"})
     send_due(game.store, config(server.port), when(0))
     send_due(game.store, config(server.port), when(71.9))
@@ -350,3 +351,66 @@ def test_a_failing_list_address_is_told_to_the_moderator_and_a_failing_moderator
     addresses.set_list(game.store, "g1", "table@lists.example.org")
     addresses.set_moderator(game.store, "g1", MODERATOR)
     assert failures.for_game(game.store, "g1") == []
+
+
+def test_a_reminder_held_back_by_a_451_past_its_deadline_is_dropped_not_sent(make_judge, refusing):
+    """Issue 30: --deadline 48h --remind 12h --grace 1h; lothar's server answers 451 from the
+    reminder's time until past the deadline. The reminder ("is due ...") never goes out
+    after the time it names: it is checked as it is sent, not only when it is queued."""
+    game = make_judge(deadline_seconds=2 * DAY, deadlines={"remind": 12 * HOUR, "grace": HOUR})
+    addresses.set_moderator(game.store, "g1", MODERATOR)
+    server = refusing({})
+    send_due(game.store, config(server.port), when(0))  # the welcomes go
+    deadlines.tick(game.store, when(36))
+    [reminder] = rows(game, kind="reminder", recipient="lothar@example.org")
+    assert reminder["expires_at"] == when(48)
+    server.handler.refuse["lothar@example.org"] = "451 4.2.1 Mailbox busy, try again later"
+    send_due(game.store, config(server.port), when(36))
+    send_due(game.store, config(server.port), when(47.5))
+    assert rows(game, id=reminder["id"])[0]["state"] == "queued"
+    del server.handler.refuse["lothar@example.org"]  # the server takes mail again, 10 minutes late
+    deadlines.tick(game.store, when(48 + 1 / 6))  # within the grace: no default yet
+    report = send_due(game.store, config(server.port), when(48 + 1 / 6))
+    assert reminder["id"] not in {r.id for r in report.results}
+    row = rows(game, id=reminder["id"])[0]
+    assert row["state"] == "dropped" and row["last_error"] == outbox.EXPIRED
+    send_due(game.store, config(server.port), when(50))  # a send alone, later: still nothing
+    assert not [m for m in server.handler.to("lothar@example.org") if "reminder" in m["Subject"]]
+    assert all("reminder" in m["Subject"] for p in ("ani", "alex", "frank")
+               for m in server.handler.to(f"{p}@example.org")[1:2])  # the others had theirs in time
+
+
+def test_a_451_is_given_up_at_the_players_next_deadline_and_failing_since_is_the_first_failure(moderated, refusing):
+    """Issue 30: a 4xx address is given up by the earlier of the 3 days and the player's next
+    deadline (here 24h), and the moderator is told then; "failing since" is the first 451."""
+    game = moderated()
+    server = refusing({"lothar@example.org": "451 4.2.1 Mailbox busy"})
+    send_due(game.store, config(server.port), when(0))
+    send_due(game.store, config(server.port), when(23.9))
+    [welcome] = rows(game, recipient="lothar@example.org", kind="private")
+    assert welcome["state"] == "queued" and not server.handler.to(MODERATOR)
+    report = send_due(game.store, config(server.port), when(24))  # lothar's deadline
+    [given_up] = [r for r in report.results if r.recipient == "lothar@example.org"]
+    assert given_up.given_up
+    assert given_up.error.startswith("refused since 2030-01-01 10:00:00 UTC, given up at the recipient's deadline, "
+                                     "last: recipient refused: 451"), given_up.error
+    [notice] = server.handler.to(MODERATOR)  # told in the same run, before the default (1h of grace)
+    assert notice["Subject"] == "[g1] mail to lothar cannot be delivered"
+    assert f"Failing since:     {when(0).replace('T', ' ').replace('Z', ' UTC')}" in notice.get_content()
+    assert failures.get(game.store, "lothar@example.org")["since"] == when(0)
+
+
+def test_greylisting_is_not_given_up_at_a_deadline_a_minute_away(moderated, refusing):
+    game = moderated()
+    server = refusing({})
+    send_due(game.store, config(server.port), when(0))
+    with game.store.transaction():  # lothar's private message again, a minute before his deadline
+        letters.queue_private(game.store, game.session(), "lothar", when(23.98))
+    server.handler.refuse["lothar@example.org"] = "451 4.7.1 Greylisted, try again in 5 minutes"
+    send_due(game.store, config(server.port), when(23.98))
+    send_due(game.store, config(server.port), when(24.01))  # past the deadline, 2 minutes after the first 451
+    [row] = [r for r in rows(game, recipient="lothar@example.org") if r["state"] != "sent"]
+    assert row["state"] == "queued"
+    del server.handler.refuse["lothar@example.org"]
+    send_due(game.store, config(server.port), when(24.2))
+    assert rows(game, id=row["id"])[0]["state"] == "sent"

@@ -128,7 +128,7 @@ def test_gmail_alternative_prefers_plain_and_drops_the_quote():
     msg = read_message(gmail_alternative())
     assert msg.text == GMAIL_PLAIN
     assert msg.key == "CAFk3x=Qm+9rT@mail.gmail.com"
-    assert msg.references == ("<judge.7.2@pbem.example.org>", "<judge.7.1@pbem.example.org>")
+    assert msg.references == ("<judge.7.1@pbem.example.org>", "<judge.7.2@pbem.example.org>")  # In-Reply-To last
     assert command_lines(msg.text) == ["seal B,C"]
 
 

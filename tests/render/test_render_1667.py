@@ -209,7 +209,7 @@ def test_private_message_shows_loyalty_hand_peeks_and_the_exact_choices(late):
         line = f"turn {seen['turn']}, slot {seen['slot']}: {render.card_name(seen['card'])}"
         assert line + (" (still there)" if seen["still_there"] else " (stale: revealed or reshuffled since)") in text
     [request] = [r for r in game.pending(late) if r.player == player]
-    assert "Send exactly one of: " + ", ".join(request.options) in text
+    assert "CHOICE exactly one of: " + "  |  ".join(request.options) in text
     assert f"If you are late, the default applies: {request.default}" in text
 
 
@@ -221,9 +221,9 @@ def test_private_message_lists_many_options_in_one_line(finished):
     [request] = [r for r in game.pending(state) if r.player == player]
     text = private(state, player, "text")
     if request.options is None:
-        assert f"Legal now: {request.prompt}" in text
+        assert f"CHOICE as legal now: {request.prompt}" in text
     else:
-        assert "Send exactly one of: " in text
+        assert "CHOICE exactly one of: " in text
     assert f"the default applies: {request.default}" in text
 
 

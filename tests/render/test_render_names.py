@@ -125,8 +125,9 @@ def test_a_private_message_holds_a_ready_sealing_line(games):
     player = step.owes_commit()[0]
     model, doc = summary.render_private(session, player, "text")
     assert model["can_seal"] and model["context"]
-    line = next(l.strip() for l in doc.splitlines() if l.strip().startswith("pbem seal --context") and "CHOICE" not in l)
-    token, choice = line.split()[3:5]
+    line = next(l.strip() for l in doc.splitlines() if "pbem seal --context" in l)
+    example = line.rpartition("; e.g. ")[2]  # the example, filled in (pbem.render.asks)
+    token, choice = example.split()[3:5]
     assert token == model["context"]
     sealed = offline.seal_offline(token, choice)  # the line works as printed
     assert sealed["player"] == player and sealed["round"] == step.round and sealed["step"] == step.step

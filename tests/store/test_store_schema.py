@@ -16,7 +16,7 @@ EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m00
                   "m011_snapshot_rounds", "m012_undeliverable", "m013_page_folders",
                   "m014_former_players", "m015_held_answers", "m017_game_heads",
                   "m018_outbox_held", "m021_game_listing", "m022_light_snapshots",
-                  "m023_seats_listing"]
+                  "m023_seats_listing", "m024_outbox_expires"]
 
 
 def columns(db, table):
@@ -84,11 +84,12 @@ def test_blank_database_migrates_to_full_schema(db_path):
             ("deferred_since", "TEXT"),
             ("failed_at", "TEXT"),
             ("held_until", "TEXT"),
+            ("expires_at", "TEXT"),
         ]
         assert db["outbox"].pks == ["id"]
         outbox = {column.name: column for column in db["outbox"].columns}
         nullable = {"id", "in_reply_to", "body_html", "last_error", "sent_at", "render", "redact", "attachments",
-                    "claimed_at", "deferred_since", "failed_at", "held_until"}
+                    "claimed_at", "deferred_since", "failed_at", "held_until", "expires_at"}
         assert {name for name, column in outbox.items() if not column.notnull} == nullable
         assert outbox["refs"].default_value == "''" and outbox["attempts"].default_value == "0"
         assert [(index.columns, index.unique) for index in db["outbox"].indexes] == [
