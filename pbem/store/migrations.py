@@ -358,6 +358,24 @@ def m022_light_snapshots(db: Database) -> None:
     db.execute("ALTER TABLE snapshots ADD COLUMN full INTEGER NOT NULL DEFAULT 1")
 
 
+def m023_chain_checkpoints(db: Database) -> None:
+    # The checkpoint of each game's chain (pbem.store.damage): the last event the check before
+    # a write passed, so a new process checks the events after it, not the whole log. pbem
+    # never changes, deletes or re-inserts an event: whoever does through SQLite sets ``whole``,
+    # and the next write checks the chain from its first event again (the checkpoint's event
+    # must still carry its hash, so a cut or a rewritten log is refused). ``schema`` is the
+    # schema_version the checkpoint was written under: a dropped trigger changes it.
+    db.execute("""CREATE TABLE chain_checks (game TEXT PRIMARY KEY, seq INTEGER NOT NULL,
+        hash TEXT NOT NULL, schema INTEGER NOT NULL, whole INTEGER NOT NULL DEFAULT 0)""")
+    db.execute("""CREATE TRIGGER chain_checks_insert AFTER INSERT ON events
+        WHEN new.seq <= (SELECT seq FROM chain_checks WHERE game = new.game) BEGIN
+        UPDATE chain_checks SET whole = 1 WHERE game = new.game; END""")
+    db.execute("""CREATE TRIGGER chain_checks_update AFTER UPDATE ON events BEGIN
+        UPDATE chain_checks SET whole = 1 WHERE game IN (old.game, new.game); END""")
+    db.execute("""CREATE TRIGGER chain_checks_delete AFTER DELETE ON events BEGIN
+        UPDATE chain_checks SET whole = 1 WHERE game = old.game; END""")
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -378,6 +396,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m018_outbox_held,  # after m021 on a database main migrated first: they touch different tables
     m021_game_listing,
     m022_light_snapshots,
+    m023_chain_checkpoints,
 ]
 
 

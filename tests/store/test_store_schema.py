@@ -15,7 +15,8 @@ EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m00
                   "m007_deadlines", "m008_outbox_redact", "m010_mail_moments", "m010b_plain_mail",
                   "m011_snapshot_rounds", "m012_undeliverable", "m013_page_folders",
                   "m014_former_players", "m015_held_answers", "m017_game_heads",
-                  "m018_outbox_held", "m021_game_listing", "m022_light_snapshots"]
+                  "m018_outbox_held", "m021_game_listing", "m022_light_snapshots",
+                  "m023_chain_checkpoints"]
 
 
 def columns(db, table):
@@ -29,7 +30,7 @@ def test_blank_database_migrates_to_full_schema(db_path):
                                          "mail_players", "mail_games", "mail_seen", "mail_strikes",
                                          "imap_folders", "imap_unmarked", "mail_deadlines", "mail_reminders",
                                          "mail_failures", "page_folders",
-                                         "mail_former", "game_heads"}
+                                         "mail_former", "game_heads", "chain_checks"}
         assert columns(db, "game_heads") == [("game", "TEXT"), ("seq", "INTEGER"), ("snap", "INTEGER"),
                                              ("finished", "INTEGER"), ("due", "TEXT"), ("line", "TEXT"),
                                              ("listing", "TEXT")]
@@ -37,7 +38,8 @@ def test_blank_database_migrates_to_full_schema(db_path):
         assert {index.name for index in db["game_heads"].indexes if index.origin == "c"} == {
             "game_heads_stale", "game_heads_playing", "game_heads_finished", "game_heads_due"}
         assert {name for (name,) in db.execute("select name from sqlite_master where type = 'trigger'")} == {
-            "game_heads_append", "game_heads_update", "game_heads_delete", "game_heads_unsnap", "game_heads_resnap"}
+            "game_heads_append", "game_heads_update", "game_heads_delete", "game_heads_unsnap", "game_heads_resnap",
+                "chain_checks_insert", "chain_checks_update", "chain_checks_delete"}
         assert columns(db, "events") == [
             ("game", "TEXT"),
             ("seq", "INTEGER"),
