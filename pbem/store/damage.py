@@ -1,16 +1,16 @@
 """The check before every write (``Store.damage``), and the checkpoint that keeps it bounded.
 
 A write stands on the chain of its game: before it, pbem checks the events a new process has
-not checked yet. The checkpoint (table ``chain_checks``, one row per game: the ``seq`` and
-``hash`` of the last event the check passed and the write after it added, written in the
-same transaction) lets the next process start there instead of at the first event:
+not checked yet. The checkpoint (in the game's ``game_heads`` row: the ``seq`` and ``hash``
+of the last event the check passed or the write after it added, written in the same
+transaction) lets the next process start there instead of at the first event:
 
 - the checkpoint is trusted only if its own event is still there, still carries the hash the
   checkpoint names, and that hash still recomputes from the event's stored body;
 - every event after it is checked in full: numbering, link, hash, body against its row;
 - a log that ends before the checkpoint's event was cut: refused;
 - any change to an event made through SQLite (an update, a delete, a row inserted at or
-  below the checkpoint, by any program) sets the row's ``whole`` flag through triggers
+  below the checkpoint, by any program) sets the row's ``recheck`` flag through triggers
   (m023_chain_checkpoints), and so does any change of the schema (a dropped trigger) through
   the stored ``schema_version``: the next write then checks the whole chain from the first
   event, and still requires the checkpoint's event to carry the checkpoint's hash.
@@ -30,10 +30,10 @@ from pbem.text import quote
 
 from .event import HASHED_FIELDS
 
-CHECKPOINT = "select seq, hash, schema, whole from chain_checks where game = ?"
-SAVE = ("insert into chain_checks (game, seq, hash, schema, whole) values (?, ?, ?, ?, 0) "
-        "on conflict (game) do update set seq = excluded.seq, hash = excluded.hash, "
-        "schema = excluded.schema, whole = 0")
+CHECKPOINT = "select checked, checked_hash, checked_schema, recheck from game_heads where game = ?"
+# the row is there whenever the game has events (a trigger on events adds it); where it was
+# deleted by hand, no checkpoint is kept and every write checks the whole chain
+SAVE = "update game_heads set checked = ?, checked_hash = ?, checked_schema = ?, recheck = 0 where game = ?"
 
 
 def schema_version(conn) -> int:
@@ -44,7 +44,7 @@ def save_checkpoints(conn, heads: dict[str, tuple[int, str]]) -> None:
     """Record ``(seq, hash)`` as each game's checkpoint (inside the writing transaction)."""
     if heads:
         version = schema_version(conn)
-        conn.executemany(SAVE, [(game, seq, digest, version) for game, (seq, digest) in heads.items()])
+        conn.executemany(SAVE, [(seq, digest, version, game) for game, (seq, digest) in heads.items()])
 
 
 def start_of_check(conn, game: str) -> tuple[int, str | None, tuple[int, str] | None]:
@@ -53,7 +53,7 @@ def start_of_check(conn, game: str) -> tuple[int, str | None, tuple[int, str] | 
     own event, whose hash is then held to ``mark``); ``mark`` is the checkpoint, which the log
     must still reach and agree with."""
     row = conn.execute(CHECKPOINT, [game]).fetchone()
-    if row is None:
+    if row is None or row[0] is None or row[1] is None:
         return 0, GENESIS_HASH, None
     seq, digest, schema, whole = row
     mark = (seq, digest)

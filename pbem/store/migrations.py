@@ -359,21 +359,24 @@ def m022_light_snapshots(db: Database) -> None:
 
 
 def m023_chain_checkpoints(db: Database) -> None:
-    # The checkpoint of each game's chain (pbem.store.damage): the last event the check before
-    # a write passed, so a new process checks the events after it, not the whole log. pbem
-    # never changes, deletes or re-inserts an event: whoever does through SQLite sets ``whole``,
-    # and the next write checks the chain from its first event again (the checkpoint's event
-    # must still carry its hash, so a cut or a rewritten log is refused). ``schema`` is the
+    # The checkpoint of each game's chain (pbem.store.damage), kept in the game's head row,
+    # which every write updates anyway (no page more to commit): ``checked`` and
+    # ``checked_hash``, the last event the check before a write passed, so a new process
+    # checks the events after it, not the whole log. pbem never changes, deletes or
+    # re-inserts an event: whoever does through SQLite sets ``recheck``, and the next write
+    # checks the chain from its first event again (the checkpoint's event must still carry
+    # its hash, so a cut or a rewritten log is refused). ``checked_schema`` is the
     # schema_version the checkpoint was written under: a dropped trigger changes it.
-    db.execute("""CREATE TABLE chain_checks (game TEXT PRIMARY KEY, seq INTEGER NOT NULL,
-        hash TEXT NOT NULL, schema INTEGER NOT NULL, whole INTEGER NOT NULL DEFAULT 0)""")
+    for column in ("checked INTEGER", "checked_hash TEXT", "checked_schema INTEGER",
+                   "recheck INTEGER NOT NULL DEFAULT 0"):
+        db.execute(f"ALTER TABLE game_heads ADD COLUMN {column}")
     db.execute("""CREATE TRIGGER chain_checks_insert AFTER INSERT ON events
-        WHEN new.seq <= (SELECT seq FROM chain_checks WHERE game = new.game) BEGIN
-        UPDATE chain_checks SET whole = 1 WHERE game = new.game; END""")
+        WHEN new.seq <= (SELECT checked FROM game_heads WHERE game = new.game) BEGIN
+        UPDATE game_heads SET recheck = 1 WHERE game = new.game; END""")
     db.execute("""CREATE TRIGGER chain_checks_update AFTER UPDATE ON events BEGIN
-        UPDATE chain_checks SET whole = 1 WHERE game IN (old.game, new.game); END""")
+        UPDATE game_heads SET recheck = 1 WHERE game IN (old.game, new.game); END""")
     db.execute("""CREATE TRIGGER chain_checks_delete AFTER DELETE ON events BEGIN
-        UPDATE chain_checks SET whole = 1 WHERE game = old.game; END""")
+        UPDATE game_heads SET recheck = 1 WHERE game = old.game; END""")
 
 
 MIGRATIONS: list[Callable[[Database], None]] = [

@@ -52,7 +52,7 @@ def raw(path) -> sqlite3.Connection:
 
 
 def checkpoint(path):
-    return raw(path).execute("select seq, hash, whole from chain_checks where game = 'g'").fetchone()
+    return raw(path).execute("select checked, checked_hash, recheck from game_heads where game = 'g'").fetchone()
 
 
 def test_each_write_moves_the_checkpoint_to_the_head_and_the_next_check_starts_there(path):
@@ -83,14 +83,14 @@ def test_an_event_changed_after_the_checkpoint_is_refused_even_by_the_fast_check
     conn.execute("update events set body = replace(body, '\"i\":6', '\"i\":9') where seq = 7")
     assert checkpoint(path)[2] == 1
     assert fresh_damage(path)[0] == 7  # the whole chain was checked
-    conn.execute("update chain_checks set whole = 0")  # the flag removed too: the tail is still checked
+    conn.execute("update game_heads set recheck = 0")  # the flag removed too: the tail is still checked
     assert start_of_check(store.conn, "g")[0] == 5
     assert fresh_damage(path)[0] == 7
 
 
 def test_a_checkpoint_that_does_not_match_its_event_is_refused(path):
     conn = raw(path)
-    conn.execute("update chain_checks set hash = ?", ["ab" * 32])
+    conn.execute("update game_heads set checked_hash = ?", ["ab" * 32])
     found = fresh_damage(path)
     assert found[0] == 6 and "is not the one an earlier write checked there (abababab…)" in found[1]
 
@@ -98,7 +98,7 @@ def test_a_checkpoint_that_does_not_match_its_event_is_refused(path):
 def test_the_checkpoints_event_changed_is_refused_by_the_fast_check(path):
     conn = raw(path)
     conn.execute("update events set body = replace(body, '\"i\":5', '\"i\":8') where seq = 6")
-    conn.execute("update chain_checks set whole = 0")
+    conn.execute("update game_heads set recheck = 0")
     found = fresh_damage(path)
     assert found[0] == 6 and found[1].startswith("hash does not match its contents")
 
@@ -108,7 +108,7 @@ def test_a_cut_log_is_refused(path, fast):
     conn = raw(path)
     conn.execute("delete from events where seq > 4")  # a valid chain of 4 events, cut short of 6
     if fast:
-        conn.execute("update chain_checks set whole = 0")
+        conn.execute("update game_heads set recheck = 0")
     assert fresh_damage(path) == (5, "missing (the log ends at event 4, but an earlier write checked it "
                                      "up to event 6: the log was cut)")
     Store(path).verify("g")  # the chain alone is sound: only the checkpoint shows the cut

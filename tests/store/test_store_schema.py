@@ -30,10 +30,11 @@ def test_blank_database_migrates_to_full_schema(db_path):
                                          "mail_players", "mail_games", "mail_seen", "mail_strikes",
                                          "imap_folders", "imap_unmarked", "mail_deadlines", "mail_reminders",
                                          "mail_failures", "page_folders",
-                                         "mail_former", "game_heads", "chain_checks"}
+                                         "mail_former", "game_heads"}
         assert columns(db, "game_heads") == [("game", "TEXT"), ("seq", "INTEGER"), ("snap", "INTEGER"),
                                              ("finished", "INTEGER"), ("due", "TEXT"), ("line", "TEXT"),
-                                             ("listing", "TEXT")]
+                                             ("listing", "TEXT"), ("checked", "INTEGER"), ("checked_hash", "TEXT"),
+                                             ("checked_schema", "INTEGER"), ("recheck", "INTEGER")]
         assert db["game_heads"].pks == ["game"]
         assert {index.name for index in db["game_heads"].indexes if index.origin == "c"} == {
             "game_heads_stale", "game_heads_playing", "game_heads_finished", "game_heads_due"}
