@@ -133,3 +133,29 @@ def event_from_body(row: dict) -> tuple[dict, str | None]:
         if event[name] != value:
             return fallback, f"stored body says {name} {quote(event[name])} but the row says {quote(value)}"
     return event, None
+
+
+def chain_rows(conn, game: str) -> list[dict] | None:
+    """The export dicts of ``game``'s stored events when every one of them passes what
+    ``Store.verify`` checks (numbered from 1 without a gap, each linked to the one before,
+    each hash recomputed, each body the canonical JSON of an event object that agrees with
+    its row); None at the first that does not, and the caller asks ``verify`` what is wrong,
+    in its words. One read and one parse of each body, for the audit (``verify`` then
+    ``events`` read and parse each twice, and make its canonical form three times)."""
+    rows, prev = [], GENESIS_HASH
+    fields = ("game", "seq", "kind", "at", "data")
+    for seq, kind, at, body, prev_hash, stored in conn.execute(
+            "select seq, kind, at, body, prev_hash, hash from events where game = ? order by seq", [game]):
+        if seq != len(rows) + 1 or prev_hash != prev or not isinstance(stored, str) or len(stored) != 64:
+            return None
+        if sha256((prev_hash + body).encode("utf-8", "replace")).hexdigest() != stored:
+            return None
+        event, problem = event_from_body({"game": game, "seq": seq, "kind": kind, "at": at, "body": body})
+        if problem or not isinstance(event["data"], dict) or not all(
+                isinstance(event[name], str) and event[name] for name in ("game", "kind", "at")):
+            return None
+        row = {name: event[name] for name in fields}
+        row["prev_hash"], row["hash"] = prev_hash, stored
+        rows.append(row)
+        prev = stored
+    return rows
