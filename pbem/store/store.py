@@ -21,7 +21,6 @@ from typing import Iterator
 
 from pbem.protocol.canonical import GENESIS_HASH, CanonicalError, canonical_text, sha256_hex
 
-from .damage import event_from_body, first_damage, save_checkpoints, start_of_check
 from .errors import StoreError
 from .event import AT_PATTERN, Event, utc_now
 from .faults import armed, maybe_crash
@@ -146,8 +145,9 @@ class Store(Snapshots):
             yield self
             while self.before_commit:  # a callback may add another
                 self.before_commit.pop(0)()
-            # the next process starts its check where this one's ended (pbem.store.damage)
-            save_checkpoints(self.conn, {g: self._checked[g] for g in self._checkpoints_due if g in self._checked})
+            if self._checkpoints_due:  # the next process starts its check where this one's ended
+                from .damage import save_checkpoints  # (hashlib: not on the read path)
+                save_checkpoints(self.conn, {g: self._checked[g] for g in self._checkpoints_due if g in self._checked})
             if faults:
                 maybe_crash("commit:before")
             self.conn.execute("COMMIT")
@@ -403,6 +403,7 @@ class Store(Snapshots):
         editing either the body or the columns is found.
         """
         from .chain import check_chain
+        from .damage import event_from_body
 
         rows, problems = [], {}
         for index, row in enumerate(self._rows(game)):
@@ -453,6 +454,7 @@ class Store(Snapshots):
         # writes hundreds of times in one transaction when it reads a batch of mail. What
         # was checked stays checked across our own transactions while nobody else writes
         # (see _marker); a write by anyone else, or a rollback, and all is checked again.
+        from .damage import first_damage, start_of_check
         kept = self._checked.get(game) if self._in_transaction else None
         if kept is not None:
             after, prev, mark = kept[0], kept[1], None
