@@ -14,14 +14,21 @@ temporary database (every choice logged, every vote committed and revealed, as `
 demo`` plays), each command a write transaction of its own as at the command line, next
 to its floor: as many committed transactions, each logging one event of the same mean size
 and nothing else (the fsync of each commit is most of it). Skipped with a note while 1667
-is not a registered game. Times are this process's CPU time (``time.process_time``),
-steadier than the wall clock on a busy machine.
+is not a registered game.
+
+Each figure and its floor alternate round by round in the same run (``--rounds``), and are
+printed with their median and worst (min) rate, in this process's CPU time
+(``time.process_time``, steadier on a busy machine) and in wall time (which counts the
+fsync waits of the protocol's commits), with the ratio of each to its floor. Targets: the
+engine with 5 players >= 250 games per CPU second (issue 17), the protocol with 5 players
+>= 50 (issue 32).
 """
 
 from __future__ import annotations
 
 import argparse
 import random
+import statistics
 import sys
 import tempfile
 import time
@@ -60,9 +67,8 @@ def make_bot(seed: str, style: str, game_bots: bool):
     return UniformBot(seed) if style == "random" and not game_bots else game.bot(seed, style)
 
 
-def rng_floor(players: int, games_: int, style: str, game_bots: bool = False) -> float:
-    """Games per CPU second of the same games' provably fair draws alone (every labelled
-    HMAC-SHA256 draw): no engine that keeps the log's randomness contract goes under it."""
+def draw_plans(players: int, games_: int, style: str, game_bots: bool = False) -> list:
+    """Every labelled draw of each of the same games (played, not timed)."""
     plans = []
     for seed in range(games_):
         source = RandomSource.for_testing(f"bench1667/{seed}", game_id=f"b{seed}")
@@ -70,12 +76,18 @@ def rng_floor(players: int, games_: int, style: str, game_bots: bool = False) ->
         counting.draws = []
         engine_game(players, seed, style, rng=counting, game_bots=game_bots)
         plans.append(counting.draws)
-    started = time.process_time()
+    return plans
+
+
+def rng_floor(plans: list) -> tuple[float, float]:
+    """(CPU, wall seconds) of the same games' provably fair draws alone (every labelled
+    HMAC-SHA256 draw): no engine that keeps the log's randomness contract goes under it."""
+    started, wall = time.process_time(), time.perf_counter()
     for seed, plan in enumerate(plans):
         rng = RandomSource.for_testing(f"bench1667/{seed}", game_id=f"b{seed}")
         for label, n, _value in plan:
             rng.below(label, n)
-    return games_ / (time.process_time() - started)
+    return time.process_time() - started, time.perf_counter() - wall
 
 
 def engine_game(players: int, seed: int, style: str, rng=None, game_bots: bool = False) -> int:
@@ -95,12 +107,11 @@ def engine_game(players: int, seed: int, style: str, rng=None, game_bots: bool =
     return applies
 
 
-def bench_engine(players: int, games_: int, style: str, game_bots: bool = False) -> tuple[float, float]:
-    """(games per CPU second, choices per game)."""
-    engine_game(players, -1, style, game_bots=game_bots)  # warm-up
-    started = time.process_time()
+def bench_engine(players: int, games_: int, style: str, game_bots: bool = False) -> tuple[float, float, int]:
+    """(CPU seconds, wall seconds, choices applied) of the games."""
+    started, wall = time.process_time(), time.perf_counter()
     applies = sum(engine_game(players, seed, style, game_bots=game_bots) for seed in range(games_))
-    return games_ / (time.process_time() - started), applies / games_
+    return time.process_time() - started, time.perf_counter() - wall, applies
 
 
 def protocol_game(store, name: str, players: int, seed: int, style: str, game_bots: bool = False) -> int:
@@ -138,26 +149,60 @@ def protocol_game(store, name: str, players: int, seed: int, style: str, game_bo
     return writes
 
 
-def bench_protocol(players: int, games_: int, style: str, game_bots: bool = False) -> tuple[float, float]:
-    """(games per CPU second through the protocol and a temporary database, the floor of
-    its storage: games per CPU second if each game's write transactions did nothing but
-    log one event of the same mean size, committed as the store commits)."""
+def bench_protocol(folder: Path, players: int, games_: int, style: str, game_bots: bool = False):
+    """(CPU, wall seconds, write transactions, mean event size) of the games through the
+    protocol on a new database."""
     from pbem.store import Store
 
-    with tempfile.TemporaryDirectory() as tmp:
-        store = Store(Path(tmp) / "bench.db")
-        started = time.process_time()
+    store = Store(folder / f"bench{players}.db")
+    try:
+        started, wall = time.process_time(), time.perf_counter()
         writes = sum(protocol_game(store, f"p{players}-{seed}", players, seed, style, game_bots)
                      for seed in range(games_))
-        rate = games_ / (time.process_time() - started)
+        cpu, wall = time.process_time() - started, time.perf_counter() - wall
         size = store.conn.execute("select avg(length(body)) from events").fetchone()[0]
+    finally:
+        store.close()
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{folder / f'bench{players}.db'}{suffix}").unlink(missing_ok=True)
+    return cpu, wall, writes, size
+
+
+def commit_floor(folder: Path, writes: int, size: float) -> tuple[float, float]:
+    """(CPU, wall seconds) of the protocol's storage floor: as many write transactions on a
+    new database, each logging one event of the same mean size and nothing else, committed
+    as the store commits (WAL, synchronous=FULL)."""
+    from pbem.store import Store
+
+    store = Store(folder / "floor.db")
+    try:
         store.conn.execute("create table floor (game text, seq integer, body text, primary key (game, seq))")
         body = "x" * round(size)
-        started = time.process_time()
+        started, wall = time.process_time(), time.perf_counter()
         for seq in range(writes):
             with store.transaction():
                 store.conn.execute("insert into floor values ('g', ?, ?)", [seq, body])
-        return rate, games_ / (time.process_time() - started)
+        return time.process_time() - started, time.perf_counter() - wall
+    finally:
+        store.close()
+        for suffix in ("", "-wal", "-shm"):
+            Path(f"{folder / 'floor.db'}{suffix}").unlink(missing_ok=True)
+
+
+def report(what: str, games_: int, runs: list, floors: list, target: float | None) -> None:
+    """Median and worst rates of ``runs`` and ``floors`` ((cpu, wall, ...) each), and ratios."""
+    for name, times in ((what, runs), ("floor", floors)):
+        for clock, index in (("CPU", 0), ("wall", 1)):
+            rates = sorted(games_ / t[index] for t in times)
+            print(f"    {name:9s} games per {clock:4s} second: median {statistics.median(rates):8.1f}   "
+                  f"worst {rates[0]:8.1f}   best {rates[-1]:8.1f}")
+    for clock, index in (("CPU", 0), ("wall", 1)):
+        ratios = sorted(r[index] / f[index] for r, f in zip(runs, floors))
+        print(f"    {what} / floor, {clock}: median {statistics.median(ratios):.2f}x, min {ratios[0]:.2f}x")
+    if target is not None:
+        rate = statistics.median(games_ / r[0] for r in runs)
+        print(f"    {what}: {rate:.1f} games per CPU second (target >= {target:g}): "
+              f"{'met' if rate >= target else 'NOT met'}")
 
 
 def main(argv=None) -> int:
@@ -165,23 +210,25 @@ def main(argv=None) -> int:
     parser.add_argument("--games", type=int, default=300, help="engine games per player count (default 300)")
     parser.add_argument("--protocol-games", type=int, default=20,
                         help="protocol games per player count (default 20; 0 skips)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of figure then floor (default 5)")
     parser.add_argument("--style", choices=("random", "informed"), default="random",
                         help="the bots in every seat (default random)")
     parser.add_argument("--game-bots", action="store_true",
                         help="random style: the game's RandomBot in the engine games, not the bench's UniformBot")
     args = parser.parse_args(argv)
-    print(f"python {sys.version.split()[0]}; CPU time of this process")
-    engine_rates = {}
+    print(f"python {sys.version.split()[0]}; {args.rounds} rounds, each figure alternated with its floor")
+    bots = {("random", False): "random bots (UniformBot)", ("random", True): "random bots (the game's)"}.get(
+        (args.style, args.game_bots), f"{args.style} bots")
     for players in (5, 9):
-        rate, per_game = bench_engine(players, args.games, args.style, args.game_bots)
-        engine_rates[players] = rate
-        floor = rng_floor(players, min(args.games, 100), args.style, args.game_bots)
-        bots = {("random", False): "random bots (UniformBot)", ("random", True): "random bots (the game's)"}.get(
-            (args.style, args.game_bots), f"{args.style} bots")
-        print(f"engine   {players} players, {bots}: {rate:8.1f} games per CPU second "
-              f"({per_game:.1f} choices per game, {args.games} games; target with 5 players >= 250)")
-        print(f"         floor, the draws alone:  {floor:8.1f} games per CPU second; "
-              f"the engine takes {floor / rate:.1f}x its time")
+        engine_game(players, -1, args.style, game_bots=args.game_bots)  # warm-up
+        plans = draw_plans(players, args.games, args.style, args.game_bots)
+        runs, floors = [], []
+        for _ in range(args.rounds):
+            runs.append(bench_engine(players, args.games, args.style, args.game_bots))
+            floors.append(rng_floor(plans))
+        print(f"engine   {players} players, {bots}, {args.games} games per round "
+              f"({runs[0][2] / args.games:.1f} choices per game); floor: the same games' draws alone")
+        report("engine", args.games, runs, floors, 250 if players == 5 else None)
     if not args.protocol_games:
         return 0
     try:
@@ -189,14 +236,20 @@ def main(argv=None) -> int:
     except games.UnknownGame:
         print("protocol: skipped: tortuga1667 is not a registered game in this checkout")
         return 0
-    for players in (5, 9):
-        rate, floor = bench_protocol(players, args.protocol_games, args.style, args.game_bots)
-        print(f"protocol {players} players, {args.style} bots: {rate:8.1f} games per CPU second "
-              f"({args.protocol_games} games; target with 5 players >= 50); "
-              f"{engine_rates[players] / rate:.1f}x the engine's time per game")
-        print(f"         floor, the commits alone: {floor:8.1f} games per CPU second (one transaction "
-              f"per command, logging one event each); the protocol takes {floor / rate:.1f}x its time")
+    with tempfile.TemporaryDirectory() as tmp:
+        folder = Path(tmp)
+        for players in (5, 9):
+            runs, floors = [], []
+            for _ in range(args.rounds):
+                run = bench_protocol(folder, players, args.protocol_games, args.style, args.game_bots)
+                runs.append(run)
+                floors.append(commit_floor(folder, run[2], run[3]))
+            print(f"protocol {players} players, {args.style} bots, {args.protocol_games} games per round "
+                  f"({runs[0][2] / args.protocol_games:.0f} commands per game, each its own transaction); "
+                  f"floor: as many commits of one event each")
+            report("protocol", args.protocol_games, runs, floors, 50 if players == 5 else None)
     return 0
+
 
 if __name__ == "__main__":
     raise SystemExit(main())

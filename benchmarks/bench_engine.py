@@ -6,10 +6,12 @@
     python benchmarks/bench_engine.py --games 50 --parts 60   # where a game's time goes
 
 Prints games per CPU second (everything: setup, bots choosing, pending, apply), the time
-spent inside ``apply`` alone per call, and the average number of applies per game; then
-the floor measured in the same run: the same games' provably fair draws alone (every
-labelled HMAC-SHA256 draw, ``pbem.protocol.rng``), and the engine's ratio to it.
-Target (issue 17): at least 1,000 games per CPU second.
+spent inside ``apply`` alone per call, and the average number of applies per game, against
+the floor: the same games' provably fair draws alone (every labelled HMAC-SHA256 draw,
+``pbem.protocol.rng``). Engine and floor alternate round by round in the same run
+(``--rounds``, default 5); each is printed with its min and median, in CPU and wall time,
+and so is the engine's ratio to the floor. Target (issue 17): at least 1,000 games per CPU
+second.
 
 Bots: by default the game's own, greedy and random alternating seats (the figures of
 earlier sessions). ``--uniform`` seats the bench's ``UniformBot`` everywhere instead: one
@@ -26,6 +28,7 @@ import cProfile
 import os
 import pstats
 import random
+import statistics
 import sys
 import time
 
@@ -113,17 +116,21 @@ def draws_of(seed: int, uniform: bool = False) -> list[tuple[str, int]]:
     return counting.draws
 
 
-def rng_floor(games: int, uniform: bool = False) -> tuple[float, float]:
-    """(games per CPU second, draws per game) of the provably fair draws alone: the HMAC-
-    SHA256 blocks of every labelled draw the same games make (``pbem.protocol.rng``), a
-    cost no engine that keeps the log's randomness contract can go under."""
-    plans = [draws_of(seed, uniform) for seed in range(games)]
-    started = time.process_time()
+def draw_plans(games: int, uniform: bool = False) -> list:
+    """Every labelled draw of each of the same games (played, not timed)."""
+    return [draws_of(seed, uniform) for seed in range(games)]
+
+
+def rng_floor(plans: list) -> tuple[float, float]:
+    """(CPU, wall seconds) of the provably fair draws alone: the HMAC-SHA256 blocks of every
+    labelled draw the games make (``pbem.protocol.rng``), a cost no engine that keeps the
+    log's randomness contract can go under."""
+    started, wall = time.process_time(), time.perf_counter()
     for seed, plan in enumerate(plans):
         rng = RandomSource.for_testing(f"bench/{seed}", game_id=f"bench-{seed}")
         for label, n, _value in plan:
             rng.below(label, n)
-    return games / (time.process_time() - started), sum(map(len, plans)) / games
+    return time.process_time() - started, time.perf_counter() - wall
 
 
 def pin_to_one_core() -> str:
@@ -150,6 +157,7 @@ def run(games: int, loop: str = "bots", uniform: bool = False) -> dict:
         "seconds": elapsed,
         "games_per_second": games / elapsed,
         "games_per_cpu_second": games / cpu,
+        "cpu": cpu,
         "applies_per_game": applies / games,
         "us_per_apply": in_apply / applies * 1e6,
         "apply_share": in_apply / elapsed,
@@ -231,6 +239,7 @@ def _cpu(body) -> float:
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--games", type=int, default=300, help="games to play (default 300)")
+    parser.add_argument("--rounds", type=int, default=5, help="rounds of engine then floor (default 5)")
     parser.add_argument("--warmup", type=int, default=10, help="games played before timing")
     parser.add_argument("--profile", type=int, metavar="GAMES", default=0,
                         help="afterwards, profile this many games with cProfile")
@@ -247,19 +256,35 @@ def main(argv=None) -> int:
     print(f"python {sys.version.split()[0]}, {'not pinned' if args.no_pin else pin_to_one_core()}")
     for seed in range(args.warmup):
         play_game(-1 - seed, args.loop, uniform=args.uniform)
-    r = run(args.games, args.loop, args.uniform)
+    plans = draw_plans(args.games, args.uniform)
+    draws = sum(map(len, plans)) / args.games
+    engine, floor = [], []
+    for _ in range(args.rounds):  # alternated, so both see the same machine
+        engine.append(run(args.games, args.loop, args.uniform))
+        floor.append(rng_floor(plans))
     bots = "UniformBot in every seat" if args.uniform else "the game's greedy and random bots"
-    print(f"{r['games']} games of 4 players in {r['seconds']:.2f} s (loop: {args.loop}; bots: {bots})")
-    floor, draws = rng_floor(min(args.games, 100), args.uniform)
-    print(f"  games per second      {r['games_per_second']:8.1f}   (wall clock)")
-    print(f"  games per CPU second  {r['games_per_cpu_second']:8.1f}   (this process's CPU time: steadier on a busy "
-          f"machine; target >= 1,000)")
-    print(f"  floor: the draws alone {floor:7.1f}   games per CPU second ({draws:.0f} HMAC-SHA256 draws per game, "
-          f"same seeds)")
-    print(f"  ratio: the engine takes {floor / r['games_per_cpu_second']:.2f}x the time of its draws alone")
-    print(f"  applies per game      {r['applies_per_game']:8.1f}")
-    print(f"  microseconds / apply  {r['us_per_apply']:8.1f}   (inside apply only)")
-    print(f"  share of time in apply {r['apply_share']:7.1%}   (the rest: bots, pending, setup)")
+    games = args.games
+    print(f"{games} games of 4 players per round, {args.rounds} rounds, engine and floor alternated "
+          f"(loop: {args.loop}; bots: {bots})")
+
+    def line(what: str, seconds: list) -> None:
+        rates = sorted(games / s for s in seconds)
+        print(f"  {what:34s} median {statistics.median(rates):9.1f}   worst {rates[0]:9.1f}   best {rates[-1]:9.1f}")
+    line("engine, games per CPU second", [r["cpu"] for r in engine])
+    line("engine, games per wall second", [r["seconds"] for r in engine])
+    line("floor (draws), games per CPU s", [c for c, _w in floor])
+    line("floor (draws), games per wall s", [w for _c, w in floor])
+    cpu_ratios = sorted(r["cpu"] / c for r, (c, _w) in zip(engine, floor))
+    wall_ratios = sorted(r["seconds"] / w for r, (_c, w) in zip(engine, floor))
+    print(f"  ratio engine / floor: CPU median {statistics.median(cpu_ratios):.2f}x (min {cpu_ratios[0]:.2f}x), "
+          f"wall median {statistics.median(wall_ratios):.2f}x (min {wall_ratios[0]:.2f}x); "
+          f"the floor is {draws:.0f} HMAC-SHA256 draws per game, same seeds")
+    rate = statistics.median(games / r["cpu"] for r in engine)
+    print(f"  games per CPU second: {rate:.1f} (target >= 1,000): {'met' if rate >= 1000 else 'NOT met'}")
+    last = engine[-1]
+    print(f"  applies per game      {last['applies_per_game']:8.1f}")
+    print(f"  microseconds / apply  {last['us_per_apply']:8.1f}   (inside apply only)")
+    print(f"  share of time in apply {last['apply_share']:7.1%}   (the rest: bots, pending, setup)")
     if args.parts:
         parts(args.parts, args.uniform)
     if args.profile:

@@ -128,8 +128,11 @@ def clone(conn, template: str, new: str) -> None:
         snaps.append((new, seq, state, snapshot_digest(new, seq, hashes[seq], state), round_, full))
     conn.executemany("insert into snapshots (game, seq, state, digest, round, full) values (?,?,?,?,?,?)", snaps)
     if conn.execute("select 1 from sqlite_master where name = 'game_heads'").fetchone():
-        # the head row's cache, as Store.put_snapshot writes it (its listing line names no game)
-        columns = ", ".join(r[1] for r in conn.execute("pragma table_info(game_heads)") if r[1] not in ("game", "seq"))
+        # the head row's cache, as Store.put_snapshot writes it (its listing line names no game);
+        # not the template's chain checkpoint (pbem.store.damage), which names its hashes: the
+        # copy's first write checks its chain from the first event and sets its own
+        kept = ("game", "seq", "checked", "checked_hash", "checked_schema", "recheck")
+        columns = ", ".join(r[1] for r in conn.execute("pragma table_info(game_heads)") if r[1] not in kept)
         conn.execute(f"update game_heads set ({columns}) = (select {columns} "
                      "from game_heads t where t.game = ?) where game = ?", [template, new])
     for table in GAME_TABLES:

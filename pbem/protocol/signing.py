@@ -153,7 +153,7 @@ def verify(public_text: str, body: dict, signature_b64: str) -> bool:
     a JSON object, or without canonical JSON). Only a malformed public key raises
     KeyFormatError, because that is the caller's or the registry's mistake, not the sender's.
     """
-    raw_public = parse_public_key(public_text)
+    key = _public_key(public_text) if isinstance(public_text, str) else parse_public_key(public_text)
     if not isinstance(signature_b64, str):
         return False
     signature = strict_b64decode(signature_b64.strip())
@@ -165,13 +165,28 @@ def verify(public_text: str, body: dict, signature_b64: str) -> bool:
         return False
 
     from cryptography.exceptions import InvalidSignature
-    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
 
+    if key is None:
+        return False
     try:
-        Ed25519PublicKey.from_public_bytes(raw_public).verify(signature, message)
+        key.verify(signature, message)
     except (InvalidSignature, ValueError):
         return False
     return True
+
+
+@functools.lru_cache(maxsize=1024)
+def _public_key(public_text: str):
+    """The key object of a public key text, made once per text in a process (an audit checks
+    every signature of a game against its players' few keys); KeyFormatError for a malformed
+    text (not kept), None for 32 bytes that are no Ed25519 key."""
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PublicKey
+
+    raw_public = parse_public_key(public_text)
+    try:
+        return Ed25519PublicKey.from_public_bytes(raw_public)
+    except ValueError:
+        return None
 
 
 def fingerprint(public_text: str) -> str:

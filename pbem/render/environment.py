@@ -58,6 +58,9 @@ def _environment(fmt: str, folder: str):
         trim_blocks=True,
         lstrip_blocks=True,
         keep_trailing_newline=False,
+        # templates are files of this project: a template once loaded is not looked up on
+        # disk again (a stat of each template and import at every render, otherwise)
+        auto_reload=False,
     )
     env.filters["code"] = escape.code_span(fmt)
     env.filters["verbatim"] = escape.verbatim(fmt)
@@ -67,7 +70,35 @@ def _environment(fmt: str, folder: str):
     env.filters["heading"] = escape.heading(fmt)
     env.globals["FORMAT"] = fmt
     env.globals["MARK"] = escape.marks(fmt)
+    env.globals["memo"] = _memo()
     return env
+
+
+MEMO_SIZE = 4096  # rendered pieces kept per format (a board's SVG is some 5 kB)
+
+
+def _memo():
+    """Template global ``memo(name, macro, model)``: what ``macro(model)`` renders, kept by
+    the model's content, so a piece drawn again and again from the same data (a player's
+    board in each of their private messages and in each summary of the round, while it does
+    not change) is rendered once. Only plain data is a key (what JSON can write, compared by
+    its ``repr``, which tells 1 from "1"); anything else is rendered every time."""
+    import json
+    kept: dict = {}
+
+    def memo(name: str, macro, model):
+        try:
+            json.dumps(model)
+        except (TypeError, ValueError):
+            return macro(model)
+        key = (name, repr(model))
+        found = kept.get(key)
+        if found is None:
+            found = kept[key] = macro(model)
+            if len(kept) > MEMO_SIZE:
+                del kept[next(iter(kept))]  # the oldest
+        return found
+    return memo
 
 
 def _bytecode_cache(jinja2, fmt: str):

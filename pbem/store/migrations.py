@@ -372,6 +372,27 @@ def m024_outbox_expires(db: Database) -> None:
     db.execute("ALTER TABLE outbox ADD COLUMN expires_at TEXT")
 
 
+def m025_chain_checkpoints(db: Database) -> None:
+    # The checkpoint of each game's chain (pbem.store.damage), kept in the game's head row,
+    # which every write updates anyway (no page more to commit): ``checked`` and
+    # ``checked_hash``, the last event the check before a write passed, so a new process
+    # checks the events after it, not the whole log. pbem never changes, deletes or
+    # re-inserts an event: whoever does through SQLite sets ``recheck``, and the next write
+    # checks the chain from its first event again (the checkpoint's event must still carry
+    # its hash, so a cut or a rewritten log is refused). ``checked_schema`` is the
+    # schema_version the checkpoint was written under: a dropped trigger changes it.
+    for column in ("checked INTEGER", "checked_hash TEXT", "checked_schema INTEGER",
+                   "recheck INTEGER NOT NULL DEFAULT 0"):
+        db.execute(f"ALTER TABLE game_heads ADD COLUMN {column}")
+    db.execute("""CREATE TRIGGER chain_checks_insert AFTER INSERT ON events
+        WHEN new.seq <= (SELECT checked FROM game_heads WHERE game = new.game) BEGIN
+        UPDATE game_heads SET recheck = 1 WHERE game = new.game; END""")
+    db.execute("""CREATE TRIGGER chain_checks_update AFTER UPDATE ON events BEGIN
+        UPDATE game_heads SET recheck = 1 WHERE game IN (old.game, new.game); END""")
+    db.execute("""CREATE TRIGGER chain_checks_delete AFTER DELETE ON events BEGIN
+        UPDATE game_heads SET recheck = 1 WHERE game = old.game; END""")
+
+
 MIGRATIONS: list[Callable[[Database], None]] = [
     m001_events_and_secrets,
     m002_indexes,
@@ -394,6 +415,7 @@ MIGRATIONS: list[Callable[[Database], None]] = [
     m022_light_snapshots,
     m023_seats_listing,
     m024_outbox_expires,
+    m025_chain_checkpoints,
 ]
 
 

@@ -20,10 +20,9 @@ from pathlib import Path
 from typing import Iterator
 
 from pbem.protocol.canonical import GENESIS_HASH, CanonicalError, canonical_text, sha256_hex
-from pbem.text import quote
 
 from .errors import StoreError
-from .event import AT_PATTERN, HASHED_FIELDS, Event, utc_now
+from .event import AT_PATTERN, Event, utc_now
 from .faults import armed, maybe_crash
 from .migrations import is_current, migrate
 from .snapshots import Snapshots
@@ -67,6 +66,7 @@ class Store(Snapshots):
         self._in_transaction = False
         self._faults = False  # a fault point is set (pbem.store.faults), read at each BEGIN
         self._checked: dict[str, tuple[int, str]] = {}  # games damage() passed (see _marker)
+        self._checkpoints_due: set[str] = set()  # games whose _checked moved in this transaction
         # game -> its protocol state at the head (pbem.protocol.loading.load): kept across our
         # own transactions while nobody else writes, like _checked (see _marker)
         self.sessions: dict = {}
@@ -145,6 +145,9 @@ class Store(Snapshots):
             yield self
             while self.before_commit:  # a callback may add another
                 self.before_commit.pop(0)()
+            if self._checkpoints_due:  # the next process starts its check where this one's ended
+                from .damage import save_checkpoints  # (hashlib: not on the read path)
+                save_checkpoints(self.conn, {g: self._checked[g] for g in self._checkpoints_due if g in self._checked})
             if faults:
                 maybe_crash("commit:before")
             self.conn.execute("COMMIT")
@@ -159,6 +162,7 @@ class Store(Snapshots):
             raise
         finally:
             self._in_transaction = False
+            self._checkpoints_due.clear()
             self.before_commit.clear()
             self.snapshots_due.clear()
             # our own commit leaves data_version as it was, and nobody else could commit
@@ -305,6 +309,7 @@ class Store(Snapshots):
             # the chain up to here passed damage() and this event was made from its
             # canonical body just now: the next check starts after it
             self._checked[game] = (seq, digest)
+            self._checkpoints_due.add(game)
         if not read_back:
             return None
         # What the hash covers, re-read from its canonical text, so the returned Event
@@ -398,10 +403,11 @@ class Store(Snapshots):
         editing either the body or the columns is found.
         """
         from .chain import check_chain
+        from .damage import event_from_body
 
         rows, problems = [], {}
         for index, row in enumerate(self._rows(game)):
-            event, problem = _event_from_body(row)
+            event, problem = event_from_body(row)
             rows.append({**event, "prev_hash": row["prev_hash"], "hash": row["hash"]})
             if problem:
                 problems[index] = problem
@@ -437,51 +443,28 @@ class Store(Snapshots):
 
     def damage(self, game: str) -> tuple[int, str] | None:
         """The first bad event of ``game`` and what is wrong with it, or None: the check run
-        before every write. Every link and every hash is recomputed from the stored body
-        (pbem writes bodies in canonical form, so the hash of ``prev_hash + body`` is the
-        event's hash), every body must agree with its row, and the last event gets the
-        audit's full check, which ``verify`` gives every event at about six times the cost
-        (this check: 6 ms for the 379 events of examples/games/four-players-long.jsonl)."""
+        before every write (pbem.store.damage). It starts at the game's checkpoint, the last
+        event an earlier write checked, and checks that event's hash and every event after
+        it: links, hashes (recomputed from the stored body: pbem writes bodies in canonical
+        form), each body against its row, and the last event as the audit checks it. A log
+        cut short of the checkpoint is refused; a log changed through SQLite is checked
+        from its first event (the checkpoint's triggers say so)."""
         # Inside a transaction (which holds the write lock, so no one else can change a row)
         # a game checked once needs only its newer events checked again: the email judge
         # writes hundreds of times in one transaction when it reads a batch of mail. What
         # was checked stays checked across our own transactions while nobody else writes
         # (see _marker); a write by anyone else, or a rollback, and all is checked again.
-        checked_seq, checked_hash = self._checked.get(game, (0, GENESIS_HASH)) if self._in_transaction else (0, GENESIS_HASH)
-        from hashlib import sha256  # OpenSSL's: the whole chain is hashed here
-        rows = self.conn.execute(
-            "select seq, kind, at, body, prev_hash, hash from events where game = ? and seq > ? order by seq",
-            [game, checked_seq],
-        )
-        prev, expected, last = checked_hash, checked_seq + 1, None
-        for row in rows:
-            seq, kind, at, body, prev_hash, stored = row
-            if seq != expected:
-                before = f"event {expected - 1} is followed by" if expected > 1 else "the log starts at"
-                return expected, f"missing ({before} event {seq})"
-            if prev_hash != prev:
-                return seq, f"prev_hash does not match {f'event {seq - 1}' if seq > 1 else 'the genesis hash'}"
-            computed = sha256((prev_hash + body).encode("utf-8", "replace")).hexdigest()
-            if stored != computed:
-                hexadecimal = len(stored) == 64 and set(stored) <= set("0123456789abcdef")
-                shown = f"{stored[:8]}…" if hexadecimal else "not a hex hash"
-                return seq, f"hash does not match its contents (stored {shown}, computed {computed[:8]}…)"
-            try:
-                event = json.loads(body)
-                agrees = [event["game"], event["seq"], event["kind"], event["at"]] == [game, seq, kind, at]
-            except (ValueError, TypeError, KeyError):
-                agrees = False
-            if not agrees:
-                return seq, "its stored body does not agree with its row (game, seq, kind or at)"
-            prev, expected, last = stored, expected + 1, row
-        if last is not None:
-            names = ("seq", "kind", "at", "body", "prev_hash", "hash")
-            _event, problem = _event_from_body({"game": game, **dict(zip(names, last))})
-            if problem:
-                return last[0], problem
-            if self._in_transaction:
-                self._checked[game] = (last[0], last[5])
-        return None
+        from .damage import first_damage, start_of_check
+        kept = self._checked.get(game) if self._in_transaction else None
+        if kept is not None:
+            after, prev, mark = kept[0], kept[1], None
+        else:
+            after, prev, mark = start_of_check(self.conn, game)
+        damage, head = first_damage(self.conn, game, after, prev, mark)
+        if damage is None and head is not None and self._in_transaction:
+            self._checked[game] = head
+            self._checkpoints_due.add(game)
+        return damage
 
     def checked_head(self, game: str) -> tuple[int, str] | None:
         """``(seq, hash)`` of the last event of ``game`` that ``damage`` passed in this
@@ -524,29 +507,3 @@ def _text(raw: bytes) -> str:
     name the damaged event instead of the driver raising on every read."""
     return str(raw, "utf-8", "replace")
 
-
-def _event_from_body(row: dict) -> tuple[dict, str | None]:
-    """The event object stored in ``row["body"]``, and what is wrong with it if anything.
-
-    When the body cannot be trusted the row's columns stand in for it, so the chain check
-    can still report gaps and links in order before it reaches this row's defect.
-    """
-    from_columns = {name: row[name] for name in HASHED_FIELDS if name != "data"}
-    fallback = {**from_columns, "data": {}}
-    try:
-        event = json.loads(row["body"])
-    except ValueError:
-        return fallback, "stored body is not valid JSON"
-    if not isinstance(event, dict) or sorted(event) != sorted(HASHED_FIELDS):
-        fields = ", ".join(HASHED_FIELDS)
-        return fallback, f"stored body is not an event object with fields {fields}"
-    try:
-        canonical = canonical_text(event)
-    except CanonicalError as exc:
-        return fallback, f"stored body has no canonical JSON form ({exc})"
-    if canonical != row["body"]:
-        return fallback, "stored body is not in canonical JSON form"
-    for name, value in from_columns.items():
-        if event[name] != value:
-            return fallback, f"stored body says {name} {quote(event[name])} but the row says {quote(value)}"
-    return event, None

@@ -80,16 +80,21 @@ def test_the_migration_fills_the_head_rows_of_games_already_there(finished_copy,
     driver.move()
     driver.close()
     with Store(pbem_db) as store:
-        rows = store.conn.execute("select * from game_heads order by game").fetchall()
+        # the cached columns (the chain checkpoints of m023 are set again by the next write)
+        cached = "select game, seq, snap, finished, due, line, listing from game_heads order by game"
+        rows = store.conn.execute(cached).fetchall()
         assert [r[0] for r in rows] == ["done", "g"]
-        with store.transaction():  # back to a database from before m017
+        with store.transaction():  # back to a database from before m017 (and m025, which adds to its table)
             for trigger in ("append", "update", "delete", "unsnap", "resnap"):
                 store.conn.execute(f"drop trigger game_heads_{trigger}")
+            for trigger in ("insert", "update", "delete"):
+                store.conn.execute(f"drop trigger chain_checks_{trigger}")
             store.conn.execute("drop table game_heads")
             store.conn.execute("drop index mail_deadlines_remind")
-            store.conn.execute("delete from _migrations where name in ('m017_game_heads', 'm021_game_listing')")
+            store.conn.execute("delete from _migrations where name in "
+                               "('m017_game_heads', 'm021_game_listing', 'm025_chain_checkpoints')")
     with Store(pbem_db) as store:
-        assert store.conn.execute("select * from game_heads order by game").fetchall() == rows
+        assert store.conn.execute(cached).fetchall() == rows
 
 
 def test_the_listing_kept_ready_says_what_the_long_way_says(cli, finished_copy, new_game, pbem_db):

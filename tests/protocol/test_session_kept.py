@@ -88,7 +88,7 @@ def test_a_commit_by_another_connection_makes_the_store_read_the_game_again(game
 @pytest.mark.parametrize("change, found", [
     ("update events set body = 'x' where game = 'g' and seq = 2", "event 2: hash does not match"),
     ("delete from events where game = 'g' and seq = (select max(seq) from events where game = 'g')",
-     "missing .the log ends at event 4, but its snapshot was taken at event 5"),
+     "missing .the log ends at event 4, but an earlier write checked it up to event 5: the log was cut"),
     ("update secrets set value = '{}' where game = 'g' and name = 'server_seed'".format("00" * 32),
      "does not match the published seed hash"),
     ("delete from secrets where game = 'g' and name = 'server_seed'", "server seed of this game is missing"),

@@ -16,7 +16,8 @@ EXPECTED_NAMES = ["m001_events_and_secrets", "m002_indexes", "m003_outbox", "m00
                   "m011_snapshot_rounds", "m012_undeliverable", "m013_page_folders",
                   "m014_former_players", "m015_held_answers", "m017_game_heads",
                   "m018_outbox_held", "m021_game_listing", "m022_light_snapshots",
-                  "m023_seats_listing", "m024_outbox_expires"]
+                  "m023_seats_listing", "m024_outbox_expires",
+                  "m025_chain_checkpoints"]
 
 
 def columns(db, table):
@@ -33,12 +34,14 @@ def test_blank_database_migrates_to_full_schema(db_path):
                                          "mail_former", "game_heads"}
         assert columns(db, "game_heads") == [("game", "TEXT"), ("seq", "INTEGER"), ("snap", "INTEGER"),
                                              ("finished", "INTEGER"), ("due", "TEXT"), ("line", "TEXT"),
-                                             ("listing", "TEXT")]
+                                             ("listing", "TEXT"), ("checked", "INTEGER"), ("checked_hash", "TEXT"),
+                                             ("checked_schema", "INTEGER"), ("recheck", "INTEGER")]
         assert db["game_heads"].pks == ["game"]
         assert {index.name for index in db["game_heads"].indexes if index.origin == "c"} == {
             "game_heads_stale", "game_heads_playing", "game_heads_finished", "game_heads_due"}
         assert {name for (name,) in db.execute("select name from sqlite_master where type = 'trigger'")} == {
-            "game_heads_append", "game_heads_update", "game_heads_delete", "game_heads_unsnap", "game_heads_resnap"}
+            "game_heads_append", "game_heads_update", "game_heads_delete", "game_heads_unsnap", "game_heads_resnap",
+                "chain_checks_insert", "chain_checks_update", "chain_checks_delete"}
         assert columns(db, "events") == [
             ("game", "TEXT"),
             ("seq", "INTEGER"),
