@@ -61,7 +61,12 @@ def game_digest(games: int) -> str:
         texts = candidates(players)
         for step in itertools.count():
             requests = tortuga.pending(state)
-            digest.update(repr([asdict(r) for r in requests]).encode())
+            # all_options (added later, for the stand-in) is checked below against options_for
+            digest.update(repr([{k: v for k, v in asdict(r).items() if k != "all_options"}
+                                for r in requests]).encode())
+            for r in requests:
+                every = tortuga.options_for(state, state.players.index(r.player), r.kind)
+                assert r.all_options == (tuple(every) if r.options is None and every is not None else None)
             if not requests:
                 break
             request = requests[seed % len(requests)] if seed % 3 == 0 else requests[0]
