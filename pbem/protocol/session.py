@@ -228,7 +228,10 @@ class Session(Moves, SeedlessChecks, AnonymousSteps, Discretion, SeatsAndTime):
     def _on_created(self, data: dict, at: str) -> None:
         if self.meta:
             raise Refused("the game was already created")
-        self.rules = games.get(data["game_type"])
+        try:
+            self.rules = games.get(data["game_type"])
+        except games.UnknownGame as exc:  # a log of a game this pbem does not have: its first event is wrong
+            raise Refused(str(exc)) from None
         try:
             self.players = self.rules.check_players(data["players"])
         except ValueError as exc:

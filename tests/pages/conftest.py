@@ -201,7 +201,7 @@ def pages(browser, tmp_path):
     return SimpleNamespace(page=lambda: Page(browser, tmp_path), rows_of=rows_of, rechain=rechain,
                            demo_export=lambda kind, n: demo_export(tmp_path, kind, n),
                            signed_export=lambda moves=40, game_type="tortuga": signed_export(tmp_path, moves, game_type),
-                           audit_line=audit_line, audit_has_verdicts=audit_has_verdicts, EXAMPLES=EXAMPLES, VERIFY=VERIFY, tmp=tmp_path,
+                           audit_line=audit_line, run_audit=_run_audit, audit_has_verdicts=audit_has_verdicts, EXAMPLES=EXAMPLES, VERIFY=VERIFY, tmp=tmp_path,
                            browser=browser, tortuga_in_play=lambda: tortuga_in_play(tmp_path),
                            t1667_in_play=lambda: t1667_in_play(tmp_path), replays=replays,
                            ok_verdict=lambda kind: "OK" if replays(kind) else "UNCHECKED")
