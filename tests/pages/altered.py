@@ -60,7 +60,56 @@ def bases() -> list[tuple[str, list[dict]]]:
     for game_type, number in BOT_GAMES:
         game = botgames.play(number, game_type)
         found.append((f"bot-{game_type}-{number}", [json.loads(line) for line in game["export"].splitlines()]))
+    for game_type in ("tortuga", "tortuga1667"):
+        found.append((f"signed-{game_type}", [json.loads(line) for line in signed(game_type).splitlines()]))
     return found
+
+
+def signed(game_type: str, moves: int = 120) -> str:
+    """A game that requires signatures, played by bots for ``moves`` submissions and then
+    ended by the judge (the seed revealed): keys registered by ``key`` events (one in
+    created), signed client seeds, every commit, reveal and decision signed with a nonce."""
+    import tempfile
+
+    from pbem.protocol import commands, loading, offline, submissions
+    from pbem.protocol.signing import generate_keypair
+    from pbem.store import Store, export_lines
+    at = "2030-01-01T10:00:00Z"
+    names = ["ani", "alex", "frank"] if game_type == "tortuga" else ["ani", "bo", "cy", "dee", "eve"]
+    keys = {p: generate_keypair() for p in names}
+    with tempfile.TemporaryDirectory() as tmp:
+        store = Store(Path(tmp) / "signed.db", create=True)
+        commands.create_game(store, "signed", game_type, names, {}, require_signatures=True,
+                             keys={names[0]: keys[names[0]][1]}, at=at)
+        for p in names[1:]:
+            commands.register_key(store, "signed", p, keys[p][1], at=at)
+        for p in names[:2]:
+            submissions.submit(store, "signed", offline.client_seed_block("signed", p, f"{p}'s words", keys[p][0]), at=at)
+        commands.start_game(store, "signed", at=at)
+        session = loading.load(store, "signed")
+        bots = {p: session.rules.bot(f"signed/{p}", "random") for p in names}
+        for _ in range(moves):
+            if session.finished:
+                break
+            step = session.sealed
+            if step is not None and step.owes_commit():
+                held = {}
+                for player in step.owes_commit():
+                    sealed = commands.seal(session, player, bots[player].choose(session.state, player, step.kind))
+                    held[player] = offline.signed_blocks(sealed, keys[player][0])
+                    session = loading.load(store, "signed")
+                    submissions.submit(store, "signed", held[player]["commit"], at=at)
+                for blocks in held.values():
+                    submissions.submit(store, "signed", blocks["reveal"], at=at)
+            else:
+                request = session.pending()[0]
+                choice = bots[request.player].choose(session.state, request.player, request.kind)
+                submissions.submit(store, "signed", offline.signed_decision(session, request.player, choice,
+                                                                           keys[request.player][0]), at=at)
+            session = loading.load(store, "signed")
+        if not session.seed_revealed:
+            commands.reveal_seed(store, "signed", force=True, at=at)
+        return "".join(export_lines(store.events("signed")))
 
 
 def _changed(value, r: random.Random, players: list):
@@ -102,7 +151,7 @@ def _field_alterations(rows, r, players):
         for i in picks:
             data = rows[i]["data"]
             fields = sorted(data)
-            for field in r.sample(fields, min(len(fields), 3)):
+            for field in r.sample(fields, min(len(fields), 4 if "signature" in data else 3)):
                 altered = copy.deepcopy(rows)
                 how = r.random()
                 if how < 0.15:
