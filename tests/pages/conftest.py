@@ -164,7 +164,7 @@ class Page:
         self.browser, self.tmp = browser, tmp_path
         browser.open(VERIFY.as_uri())
 
-    def verify(self, text: str, name: str = "game.jsonl", seed_hash: str = "", head: str = "",
+    def verify(self, text: str, name: str = "game.jsonl", seed_hash: str = "", judge_key: str = "", head: str = "",
                heads: str = "", receipts: str = "", heads_files: list[Path] = (),
                receipts_files: list[Path] = ()) -> dict:
         """``heads_files`` and ``receipts_files`` go through the page's file inputs (an mbox of
@@ -178,6 +178,7 @@ class Page:
             document.getElementById('heads-file').value = '';
             document.getElementById('receipts-file').value = '';
             document.getElementById('seed-hash').value = {json.dumps(seed_hash)};
+            document.getElementById('judge-key').value = {json.dumps(judge_key)};
             document.getElementById('head').value = {json.dumps(head)};
             document.getElementById('heads').value = {json.dumps(heads)};
             document.getElementById('receipts').value = {json.dumps(receipts)};

@@ -209,3 +209,57 @@ def test_one_quoter(pages):
     from pbem.text import quote
     assert got == [quote(v) for v in values]
     assert page
+
+
+# ------------------------------------------------------------------ the published judge key
+
+def _judged(pages):
+    from pbem.protocol.signing import generate_keypair
+    secret, public = generate_keypair()
+    rows = pages.rows_of((pages.EXAMPLES / "three-players.jsonl").read_text(encoding="utf-8"))
+    rows[0]["data"]["judge_key"] = public
+    return secret, public, pages.rechain(rows)
+
+
+def test_the_published_judge_key_is_compared_as_the_audit_does(pages):
+    from pbem.protocol.signing import generate_keypair
+    page = pages.page()
+    _secret, public, text = _judged(pages)
+    path = pages.tmp / "judged.jsonl"
+    shown = page.verify(text, name="judged.jsonl", judge_key=public)
+    line, _ = pages.audit_line(path, "--judge-key", public)
+    assert shown["verdict"] == "OK" and "judge key matches the published one" in shown["line"], shown
+    assert shown["line"] == line
+    other = generate_keypair()[1]
+    shown = page.verify(text, name="judged.jsonl", judge_key=other)
+    line, _ = pages.audit_line(path, "--judge-key", other)
+    assert shown["verdict"] == "FAIL" and shown["line"] == line, (shown, line)
+    assert "the log is not the game the judge announced" in line
+    shown = page.verify(text, name="judged.jsonl", judge_key="pbem-ed25519-public:nonsense")
+    one_line_not_ok(shown)
+    assert shown["verdict"] == "USAGE" and shown["line"].startswith("give the judge key as printed by pbem new"), shown
+
+
+def test_a_receipt_from_another_key_than_the_published_one_proves_nothing(pages):
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    from pbem.protocol.canonical import canonical_json
+    from pbem.protocol.signing import generate_keypair, parse_secret_key
+    page = pages.page()
+    _secret, public, text = _judged(pages)
+    rows = pages.rows_of(text)
+    forger, forger_public = generate_keypair()
+    body = {"v": 1, "kind": "receipt", "game": rows[0]["game"], "player": "ani", "seq": 6, "event": rows[5]["kind"],
+            "hash": "ab" * 32, "head_seq": 7, "head_hash": rows[6]["hash"], "judge_key": forger_public}
+    sig = Ed25519PrivateKey.from_private_bytes(parse_secret_key(forger)).sign(b"pbem-receipt-v1\x00" + canonical_json(body))
+    data = canonical_json({"receipt": body, "sig": base64.b64encode(sig).decode()})
+    encoded = base64.b64encode(data).decode()
+    given = "\n".join(["-----BEGIN PBEM RECEIPT-----", *[encoded[i:i + 64] for i in range(0, len(encoded), 64)],
+                       "=" + hashlib.sha256(data).hexdigest()[:8], "-----END PBEM RECEIPT-----"]) + "\n"
+    shown = page.verify(text, name="judged.jsonl", judge_key=public, receipts=given)
+    one_line_not_ok(shown)
+    assert shown["verdict"] == "USAGE" and shown["line"].endswith(": it proves nothing about this log"), shown
+    (pages.tmp / "receipt.txt").write_text(given, encoding="utf-8")
+    result = pages.run_audit(["audit", "--file", str(pages.tmp / "judged.jsonl"), "--judge-key", public,
+                              "--receipt", str(pages.tmp / "receipt.txt")])
+    assert result.exit_code == 2 and shown["line"] in result.stderr, result.stderr
