@@ -151,9 +151,12 @@ def test_tortugas_rules_agree_move_by_move():
 def test_whole_games_replay_alike():
     count = int(os.environ.get("PBEM_DIFF_GAMES", "60"))
     games = [botgames.play(number) for number in range(count)]
-    kinds = {json.loads(line)["kind"] for g in games for line in g["export"].splitlines()}
-    assert {"paused", "resumed", "extended", "replaced", "nmr", "default"} <= kinds
+    rows = [json.loads(line) for g in games for line in g["export"].splitlines()]
+    assert {"paused", "resumed", "extended", "replaced", "nmr", "default"} <= {row["kind"] for row in rows}
     assert any('"by":"stand-in"' in g["export"] for g in games)
+    created = [row["data"] for row in rows if row["kind"] == "created"]
+    assert {len(c["players"]) for c in created} == {2, 3, 4}
+    assert {c["options"]["variant"] for c in created} == {"standard", "long"}
     result = node.run(botgames.COMPARE, games)
     assert result["games"] == count and result["differ"] == []
 
@@ -171,6 +174,8 @@ def test_whole_1667_games_replay_alike():
     created = [row["data"] for row in rows if row["kind"] == "created"]
     assert {c["options"]["variant"] for c in created} == {"standard", "advanced"}
     assert len({len(c["players"]) for c in created}) >= 4
+    if count >= 500:  # the full count plays every size the game allows
+        assert {len(c["players"]) for c in created} == set(range(4, 10))
     result = node.run(botgames.COMPARE, games)
     assert result["games"] == count and result["differ"] == []
 
