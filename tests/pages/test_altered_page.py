@@ -61,6 +61,10 @@ def test_the_page_and_the_audit_agree_on_altered_copies(pages):
         if page["verdict"] != verdict or first_event(page["line"]) != first_event(audit):
             differ.append({"copy": f"{c['name']}/{c['what']}", "page": page["line"][:300], "audit": audit[:300]})
         same_words += page["line"] == audit
+    # the batch is the page's own check: through the file input, as a user gives it, the same
+    page = pages.page()
+    for c, batch in list(zip(copies, shown))[:3]:
+        assert page.verify(c["export"], name="altered.jsonl")["line"] == batch["line"]
     print(f"{len(copies)} altered copies, {len(differ)} differ in verdict or first event, "
           f"{same_words} lines word for word the audit's")
     Path("/tmp/page/differ.json").write_text(json.dumps(differ, ensure_ascii=False, indent=1)) if os.environ.get("PBEM_ALTERED_DUMP") else None
