@@ -151,7 +151,8 @@ def _field_alterations(rows, r, players):
         for i in picks:
             data = rows[i]["data"]
             fields = sorted(data)
-            for field in r.sample(fields, min(len(fields), 4 if "signature" in data else 3)):
+            many = len(fields) if key == "created" else 4 if "signature" in data else 3  # every option of the game
+            for field in r.sample(fields, min(len(fields), many)):
                 altered = copy.deepcopy(rows)
                 how = r.random()
                 if how < 0.15:
@@ -266,6 +267,26 @@ def _discretion_alterations(rows, r):
             yield f"{rows[i]['kind']}-stand-in-choice", altered
 
 
+def _omitted_alterations(rows, r):
+    """Fields the replay may fill in from the rules (a default's ``sealed``, a move's
+    ``applied``) left out: one of each kind, in an anonymous step too."""
+    wanted = {("default", "sealed"), ("reveal", "applied"), ("decide", "applied")}
+    for i, row in enumerate(rows):
+        key = (row["kind"], next((f for k, f in wanted if k == row["kind"] and f in row["data"]), None))
+        if key in wanted:
+            anonymous = row["kind"] == "default" and "choice" not in row["data"]
+            wanted.discard(key)
+            altered = copy.deepcopy(rows)
+            del altered[i]["data"][key[1]]
+            yield f"{key[0]}-{key[1]}-omitted{'-anonymous' if anonymous else ''}", altered
+    for i, row in enumerate(rows):  # a held default (no choice shown) without its 'sealed'
+        if row["kind"] == "default" and "choice" not in row["data"] and "sealed" in row["data"]:
+            altered = copy.deepcopy(rows)
+            del altered[i]["data"]["sealed"]
+            yield "default-sealed-omitted-anonymous", altered
+            break
+
+
 def make(seed: int = 28) -> list[dict]:
     """Every altered copy: {"name", "what", "export"} (the export re-chained)."""
     r = random.Random(seed)
@@ -273,7 +294,7 @@ def make(seed: int = 28) -> list[dict]:
     for name, rows in bases():
         players = rows[0]["data"].get("players") or []
         for maker in (_field_alterations(rows, r, players), _order_alterations(rows, r),
-                      _seed_alterations(rows, r), _discretion_alterations(rows, r)):
+                      _seed_alterations(rows, r), _discretion_alterations(rows, r), _omitted_alterations(rows, r)):
             for what, altered in maker:
                 out.append({"name": name, "what": what, "export": rechain(altered)})
     return out

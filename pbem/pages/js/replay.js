@@ -217,6 +217,8 @@
       if (has(d, "judge_key")) {
         try { parseKey(d.judge_key); } catch (e) { throw new Refused(`the judge key: ${e.message}`); }
       }
+      const after = get(d, "stand_in_after");  // as pbem new --stand-in-after takes it
+      if (after !== null && !((typeof after === "number" && Number.isInteger(after) && after >= 1) || (typeof after === "bigint" && after >= 1n))) throw new Refused(`stand_in_after is a number of defaults in a row, 1 or more, not ${quote(after)}`);
       if (this.seed !== null && B.sha256Hex(this.seed) !== need(d, "seed_hash")) throw new Refused("the server seed at hand does not match the published seed hash");
     }
     beforeStart(what) { if (this.started) throw new Refused(`game ${this.game} has already started: ${what} only before that`); }
