@@ -234,7 +234,10 @@ class Session(Moves, SeedlessChecks, AnonymousSteps, Discretion, SeatsAndTime):
     def _on_created(self, data: dict, at: str) -> None:
         if self.meta:
             raise Refused("the game was already created")
-        self.rules = games.get(data["game_type"])
+        try:
+            self.rules = games.get(data["game_type"])
+        except games.UnknownGame as exc:  # a log of a game this pbem does not have: its first event is wrong
+            raise Refused(str(exc)) from None
         try:
             self.players = self.rules.check_players(data["players"])
         except ValueError as exc:
@@ -251,6 +254,9 @@ class Session(Moves, SeedlessChecks, AnonymousSteps, Discretion, SeatsAndTime):
                 parse_public_key(data["judge_key"])
             except KeyFormatError as exc:
                 raise Refused(f"the judge key: {exc}") from None
+        after = data.get("stand_in_after")
+        if after is not None and (type(after) is not int or after < 1):  # as pbem new --stand-in-after takes it
+            raise Refused(f"stand_in_after is a number of defaults in a row, 1 or more, not {quote(after)}")
         if self.seed is not None and hashlib.sha256(self.seed).hexdigest() != data["seed_hash"]:
             raise Refused("the server seed at hand does not match the published seed hash")
 

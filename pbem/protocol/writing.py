@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 
+from .anonymous import batch_digest
 from .cache import snapshot_at_commit, write_snapshot
 from .errors import Refused
 from .loading import SEED, held_source, load
@@ -90,7 +91,9 @@ def _follow_ups(store, session: Session):
                     progress = True
                     break
             if step.anonymous and not step.owes_reveal():
-                yield "sealed_batch", {"round": step.round, "step": step.step}
+                reveals = {p: step.held[p] for p in step.waiting}
+                yield "sealed_batch", {"round": step.round, "step": step.step,
+                                       "digest": batch_digest(session.game_id, step.round, step.step, reveals)}
                 progress = True
         if session.standing_in and not progress and moves < standin.MAX_MOVES:
             move = standin.next_move(session, private)

@@ -1,7 +1,8 @@
 """The game's viewer: one self-contained HTML page of a whole game, from its public record.
 
-What the page shows is what the public has: the log exactly as ``pbem export`` writes it
-(every event with its hash), and the public summaries published from it, every round or
+What the page shows is what the public has: the log (every event with its hash; the file
+carries the export itself, exactly as ``pbem export`` writes it, as a download link that
+the verifier page reads when given the viewer file), and the public summaries published from it, every round or
 turn with its board, built through the game's public view (``rules.view(state, None)``)
 as ``pbem show`` builds them. Replaying the log to draw those boards needs the server seed
 (the moderator's own during play, or the one the log reveals); the seed itself, a salt
@@ -57,7 +58,19 @@ def render_page(rec, rows: list[dict]) -> str:
     # the table goes beside the turn's summary (on a wide screen), so it moves up to its heading
     body = _TURN_TABLE.sub(lambda m: f'{m.group(1)}\n<aside class="board">{m.group(3)}</aside>{m.group(2)}', body)
     model = page_model(rec, rows)
+    model["export"] = export_link(rows)
     return render("shared", "viewer", "html", page=model, summary_style=Markup(styles), summary_body=Markup(body))
+
+
+def export_link(rows: list[dict]) -> str:
+    """The page's copy of the export, exactly what ``pbem export`` writes (one canonical JSON
+    line per event), as the address of its download link (a ``data:`` address, base64): the
+    verifier page, given the viewer file, checks the game from it (docs/protocol.md §17)."""
+    import base64
+
+    from ..protocol.canonical import canonical_text
+    text = "".join(canonical_text(row) + "\n" for row in rows)
+    return "data:application/x-ndjson;base64," + base64.b64encode(text.encode("utf-8")).decode("ascii")
 
 
 def write_atomically(path, html: str) -> None:

@@ -5,12 +5,14 @@ from __future__ import annotations
 
 import json
 import sqlite3
+from pathlib import Path
 
 import pytest
 
 from pbem.protocol.canonical import GENESIS_HASH, canonical_text, event_hash
 
 GAME = "done"
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def _flip_hex(text: str, start: int) -> str:
@@ -223,3 +225,18 @@ def test_file_rewritten_history_with_recomputed_hashes(cli, exported):
     reason = _audit_fails_at(cli, k, "audit", "--file", path)
     assert "does not match" in reason
     _audit_fails_at(cli, len(rows), "audit", "--file", path, "--head", head)
+
+
+def test_file_of_a_game_type_pbem_does_not_know(cli, tmp_path):
+    """A log whose created names a game pbem has no rules for: FAIL at event 1 in one line
+    (the verifier page's words), never a crash."""
+    rows = [json.loads(line) for line in (ROOT / "examples" / "games" / "two-players.jsonl").read_text().splitlines()]
+    rows[0]["data"]["game_type"] = "chess"
+    prev = GENESIS_HASH
+    for r in rows:
+        r["prev_hash"] = prev
+        r["hash"] = prev = event_hash(prev, {f: r[f] for f in ("game", "seq", "kind", "at", "data")})
+    path = tmp_path / "chess.jsonl"
+    _write(path, [canonical_text(r) + "\n" for r in rows])
+    reason = _audit_fails_at(cli, 1, "audit", "--file", path)
+    assert reason == "pbem: audit failed: event 1: unknown game type 'chess'; known: tortuga, tortuga1667"

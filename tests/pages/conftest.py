@@ -164,7 +164,7 @@ class Page:
         self.browser, self.tmp = browser, tmp_path
         browser.open(VERIFY.as_uri())
 
-    def verify(self, text: str, name: str = "game.jsonl", seed_hash: str = "", head: str = "",
+    def verify(self, text: str, name: str = "game.jsonl", seed_hash: str = "", judge_key: str = "", head: str = "",
                heads: str = "", receipts: str = "", heads_files: list[Path] = (),
                receipts_files: list[Path] = ()) -> dict:
         """``heads_files`` and ``receipts_files`` go through the page's file inputs (an mbox of
@@ -178,6 +178,7 @@ class Page:
             document.getElementById('heads-file').value = '';
             document.getElementById('receipts-file').value = '';
             document.getElementById('seed-hash').value = {json.dumps(seed_hash)};
+            document.getElementById('judge-key').value = {json.dumps(judge_key)};
             document.getElementById('head').value = {json.dumps(head)};
             document.getElementById('heads').value = {json.dumps(heads)};
             document.getElementById('receipts').value = {json.dumps(receipts)};
@@ -201,7 +202,7 @@ def pages(browser, tmp_path):
     return SimpleNamespace(page=lambda: Page(browser, tmp_path), rows_of=rows_of, rechain=rechain,
                            demo_export=lambda kind, n: demo_export(tmp_path, kind, n),
                            signed_export=lambda moves=40, game_type="tortuga": signed_export(tmp_path, moves, game_type),
-                           audit_line=audit_line, audit_has_verdicts=audit_has_verdicts, EXAMPLES=EXAMPLES, VERIFY=VERIFY, tmp=tmp_path,
+                           audit_line=audit_line, run_audit=_run_audit, audit_has_verdicts=audit_has_verdicts, EXAMPLES=EXAMPLES, VERIFY=VERIFY, tmp=tmp_path,
                            browser=browser, tortuga_in_play=lambda: tortuga_in_play(tmp_path),
                            t1667_in_play=lambda: t1667_in_play(tmp_path), replays=replays,
                            ok_verdict=lambda kind: "OK" if replays(kind) else "UNCHECKED")

@@ -63,6 +63,12 @@
     return "{" + Object.keys(v).map((k) => reprString(k) + ": " + pyRepr(v[k])).join(", ") + "}";
   }
   function pyStr(v) { return typeof v === "string" ? v : pyRepr(v); }
+  // Python's truth of a JSON value (an empty list or object is false there, true in JavaScript)
+  function pyTrue(v) {
+    if (Array.isArray(v)) return v.length > 0;
+    if (v !== null && typeof v === "object") return Object.keys(v).length > 0;
+    return Boolean(v);
+  }
 
   // Python's type name of a JSON value, and what tuple(v), dict(v or {}) and {**v} make of
   // one (the rules and the replay take their input as Python does, refusals included)
@@ -257,7 +263,7 @@
   }
 
   P.ChoiceError = ChoiceError;
-  P.base = { typeName, pyIter, pyDict, pyMapping, reprString, quote, shorten, pyRepr, pyStr, canonical, canonicalBytes, canonicalString, byCodePoint,
+  P.base = { pyTrue, typeName, pyIter, pyDict, pyMapping, reprString, quote, shorten, pyRepr, pyStr, canonical, canonicalBytes, canonicalString, byCodePoint,
              sha256, sha256Hex, hex, unhex, concat, hmac, hmacKey, commitment, clientEntropy, batchDigest, Random };
   P.games = P.games || {};
 })(globalThis.PBEM = globalThis.PBEM || {});

@@ -224,6 +224,8 @@
       if (has(d, "judge_key")) {
         try { parseKey(d.judge_key); } catch (e) { throw new Refused(`the judge key: ${e.message}`); }
       }
+      const after = get(d, "stand_in_after");  // as pbem new --stand-in-after takes it
+      if (after !== null && !((typeof after === "number" && Number.isInteger(after) && after >= 1) || (typeof after === "bigint" && after >= 1n))) throw new Refused(`stand_in_after is a number of defaults in a row, 1 or more, not ${quote(after)}`);
       if (this.seed !== null && B.sha256Hex(this.seed) !== need(d, "seed_hash")) throw new Refused("the server seed at hand does not match the published seed hash");
     }
     beforeStart(what) { if (this.started) throw new Refused(`game ${this.game} has already started: ${what} only before that`); }
@@ -254,7 +256,7 @@
       const text = need(d, "seed");
       if (typeof text !== "string" || !text || Array.from(text).length > 200) throw new Refused("a client seed is any text of 1 to 200 characters");
       const player = this.player(need(d, "player"));
-      if (this.version3 && (this.meta.require_signatures || has(d, "signature"))) this.checkSeedSignature(player, d);
+      if (this.version3 && (B.pyTrue(this.meta.require_signatures) || has(d, "signature"))) this.checkSeedSignature(player, d);
       this.clientSeeds[player] = text;
     }
     checkSeedSignature(player, d) {
@@ -267,7 +269,7 @@
     }
     started_(d, at) {
       this.beforeStart("play can start");
-      if (this.meta.require_signatures) {
+      if (B.pyTrue(this.meta.require_signatures)) {
         const missing = this.players.filter((p) => !(p in this.keys));
         if (missing.length) throw new Refused(`this game requires signatures but has no key for ${missing.join(", ")}; register each with: pbem key ${this.game} PLAYER PUBLIC-KEY`);
       }
@@ -303,7 +305,7 @@
       }
     }
     checkSignature(kind, d, by = "player") {
-      const signed = Boolean(this.meta.require_signatures);
+      const signed = B.pyTrue(this.meta.require_signatures);
       if (by === "stand-in" && get(d, "by") === by) {
         if (get(d, "signature") !== null) throw new Refused(`a ${kind} made by the stand-in carries no signature`);
         return;
@@ -463,7 +465,7 @@
     checkDeadline(key, at, d) {
       if (this.version3) return this.checkRecordedDeadline(key, at, d);
       const deadline = get(this.meta, "deadline_seconds");
-      if (get(d, "forced") || !deadline) return;
+      if (B.pyTrue(get(d, "forced")) || !deadline) return;
       const player = key[0], k = kkey(...key);
       if (this.paused) throw new Refused(`game ${this.game} is paused (since ${this.paused.since}), so no deadline runs; resume it (pbem resume ${this.game}) or use --force to apply the default anyway`);
       const opened = this.openedAt.get(k), due = this.baseDue(k);
@@ -500,9 +502,9 @@
       }
       if (!this.publicSteps.has(key)) this.publicSteps.set(key, { commits: {}, done: new Set(), closed: false, how: {}, anonymous: null, digest: null, batched: false });
       const step = this.publicSteps.get(key);
-      if (step.batched && (["commit", "nmr", "reveal", "reveal_held"].includes(kind) || get(d, "sealed"))) throw new Refused(`a ${kind} for step ${round}.${stepN} after its batch`);
-      const anonymous = kind === "reveal_held" || (kind === "default" && Boolean(get(d, "sealed")) && !has(d, "choice"));
-      if (kind === "reveal" || kind === "reveal_held" || (kind === "default" && get(d, "sealed"))) {
+      if (step.batched && (["commit", "nmr", "reveal", "reveal_held"].includes(kind) || B.pyTrue(get(d, "sealed")))) throw new Refused(`a ${kind} for step ${round}.${stepN} after its batch`);
+      const anonymous = kind === "reveal_held" || (kind === "default" && B.pyTrue(get(d, "sealed")) && !has(d, "choice"));
+      if (kind === "reveal" || kind === "reveal_held" || (kind === "default" && B.pyTrue(get(d, "sealed")))) {
         if (step.anonymous !== null && step.anonymous !== anonymous) throw new Refused(`step ${round}.${stepN} mixes public and held reveals (and defaults that show their choice)`);
         step.anonymous = anonymous;
       }
@@ -525,7 +527,7 @@
           throw new Refused(`the reveal does not match an open commitment of ${player} for step ${round}.${stepN}`);
         }
         this.checkSignature("reveal", d, by);
-      } else if (kind === "default" && get(d, "sealed")) {
+      } else if (kind === "default" && B.pyTrue(get(d, "sealed"))) {
         if (step.done.has(player)) throw new Refused(`${player} already revealed in step ${round}.${stepN}`);
       } else if (kind === "decide") {
         this.checkSignature("decide", d, get(d, "by") === "stand-in" ? "stand-in" : "player");
@@ -541,13 +543,13 @@
       if (!step || step.batched || step.anonymous === false) throw new Refused(`a batch for step ${B.pyStr(round)}.${B.pyStr(stepN)}, which has no held reveals to batch (or has its batch)`);
       const missing = Object.keys(step.commits).filter((p) => !step.done.has(p));
       if (missing.length) throw new Refused(`the batch of step ${round}.${stepN} before every reveal was in (still missing: ${missing.join(", ")})`);
-      const digest = need(d, "digest");
+      const digest = get(d, "digest");
       if (typeof digest !== "string" || !/^[0-9a-f]{64}$/.test(digest)) throw new Refused("a batch digest is 64 lowercase hex characters");
       Object.assign(step, { anonymous: true, batched: true, digest });
     }
     afterNmr(d) {
       const step = this.publicSteps.get(JSON.stringify([get(d, "round"), get(d, "step")])) || { commits: {} };
-      return Boolean(get(d, "sealed")) && ((step.commits || {})[get(d, "player")] || [null, null])[1] === "nmr";
+      return B.pyTrue(get(d, "sealed")) && ((step.commits || {})[get(d, "player")] || [null, null])[1] === "nmr";
     }
 
     // --- anonymous steps (pbem/protocol/anonymous.py)
@@ -605,7 +607,8 @@
       const reveals = {};
       for (const p of step.waiting) reveals[p] = step.held[p];
       const digest = B.batchDigest(this.game, step.round, step.step, reveals);
-      if (!has(d, "digest")) d.digest = digest;
+      // what the players saw published: a batch without it proves nothing
+      if (typeof d.digest !== "string" || !/^[0-9a-f]{64}$/.test(d.digest)) throw new Refused("a batch digest is 64 lowercase hex characters");
       if (!pyEq(d.digest, digest)) throw new Refused(`the batch digest ${quote(d.digest)} is not the digest of the step's held reveals (${digest})`);
       this.anonSteps.push({ round: step.round, step: step.step, reveals });
       for (const p of step.waiting) this.applyRules(p, has(reveals[p], "applied") ? reveals[p].applied : reveals[p].choice);
@@ -799,7 +802,7 @@
         try { raw = parseKey(key); } catch (e) { throw new Refused(`the new key of ${seat}: ${e.message}`); }
         if (Object.entries(this.keys).some(([p, k]) => p !== seat && parseKey(k) === raw)) throw new Refused("this public key is already registered for another seat; the new player makes their own key pair (pbem keygen)");
         this.keys[seat] = key;
-      } else if (this.meta.require_signatures) {
+      } else if (B.pyTrue(this.meta.require_signatures)) {
         throw new Refused(`game ${this.game} takes only signed moves: give the new player's public key with --key`);
       } else delete this.keys[seat];
       this.hands[seat] = (this.hands[seat] || 0) + 1;

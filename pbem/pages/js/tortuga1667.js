@@ -673,12 +673,14 @@
     return players;
   }
 
+  // pbem/games/tortuga1667/setup.py check_options: dict(options or {}), Python's truth and words
   function checkOptions(options) {
-    options = options || {};
-    var unknown = Object.keys(options).filter(function (k) { return k !== "variant"; });
-    if (unknown.length) throw new Error("Tortuga 1667 takes only the option variant (standard or advanced)");
-    var variant = options.variant || "standard";
-    if (VARIANTS.indexOf(variant) < 0) throw new Error("unknown variant; use standard or advanced");
+    var B = P.base;
+    options = B.pyDict(options);
+    var unknown = Object.keys(options).filter(function (k) { return k !== "variant"; }).sort(B.byCodePoint);
+    if (unknown.length) throw new Error("Tortuga 1667 takes only the option variant (standard or advanced), not " + unknown.join(", "));
+    var variant = B.pyTrue(options.variant) ? options.variant : "standard";
+    if (VARIANTS.indexOf(variant) < 0) throw new Error("unknown variant " + B.quote(variant) + "; use standard or advanced");
     return variant;
   }
 
