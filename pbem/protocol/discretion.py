@@ -165,7 +165,7 @@ def tally(rows, ended_early: dict | None = None) -> dict:
     for the verdict (docs/protocol.md §13): ``{"forced_defaults", "ended_early",
     "no_client_seed", "key_changes", "signed_key_changes", "shortened_deadlines", "defaults_during_pause", "pauses", "extensions",
     "extensions_by_moderator", "extensions_after_deadline", "replacements",
-    "replacements_to_moderator", "stand_in_moves", "seats_taken_back", "seats_taken_back_by_moderator"}`` (only the
+    "replacements_to_moderator", "stand_in_moves", "stand_in_v1", "seats_taken_back", "seats_taken_back_by_moderator"}`` (only the
     non-zero ones). ``ended_early``: ``{"round": R, "round_word": "turn"}`` when the seed
     was revealed before the game was over (the replay knows it, the rows alone do not)."""
     counts: dict = {}
@@ -175,12 +175,13 @@ def tally(rows, ended_early: dict | None = None) -> dict:
     keyed: set = set()
     key_changes: dict[str, int] = {}
     signed_key_changes: dict[str, int] = {}
-    paused = started = client_seeds = signed_game = False
+    paused = started = client_seeds = signed_game = steerable = False
     for ev in rows:
         kind, data, at = (ev["kind"], ev["data"], ev["at"]) if isinstance(ev, dict) else (ev.kind, ev.data, ev.at)
         if kind == "created":
             keyed.update(data.get("keys") or {})
             signed_game = bool(data.get("require_signatures"))
+            steerable = data.get("stand_in_policy", "stand-in-v1") == "stand-in-v1"  # its draws hang on the index
         elif kind == "started":
             started = True
         elif kind == "client_seed":
@@ -230,6 +231,8 @@ def tally(rows, ended_early: dict | None = None) -> dict:
             add("stand_in_moves")
     if ended_early:
         counts["ended_early"] = dict(ended_early)
+    if steerable and counts.get("stand_in_moves"):
+        counts["stand_in_v1"] = True  # the judge chose the policy in created: no published value binds it
     if started and not client_seeds:
         counts["no_client_seed"] = True
     if key_changes:
@@ -242,7 +245,7 @@ def tally(rows, ended_early: dict | None = None) -> dict:
 # the order of the verdict's parts (and of the --json object)
 ORDER = ("ended_early", "no_client_seed", "forced_defaults", "shortened_deadlines", "defaults_during_pause",
          "key_changes", "signed_key_changes", "pauses", "extensions", "extensions_by_moderator", "extensions_after_deadline",
-         "replacements", "replacements_to_moderator", "stand_in_moves", "seats_taken_back",
+         "replacements", "replacements_to_moderator", "stand_in_moves", "stand_in_v1", "seats_taken_back",
          "seats_taken_back_by_moderator")
 TIMES = {1: "once", 2: "twice"}
 
@@ -282,7 +285,8 @@ def tally_text(counts: dict) -> str:
         parts.append(n(counts["replacements"], "replacement")
                      + (f" ({mine} {'seat' if mine == 1 else 'seats'} given to the moderator)" if mine else ""))
     if counts.get("stand_in_moves"):
-        parts.append(n(counts["stand_in_moves"], "stand-in move"))
+        parts.append(n(counts["stand_in_moves"], "stand-in move")
+                     + (" (by stand-in-v1, whose draws the judge can steer)" if counts.get("stand_in_v1") else ""))
     if counts.get("seats_taken_back"):
         parts.append(n(counts["seats_taken_back"], "seat") + " taken back from the stand-in ("
                      f"{counts.get('seats_taken_back_by_moderator', 0)} by the moderator)")
