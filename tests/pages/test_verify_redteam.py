@@ -1,0 +1,34 @@
+"""The dishonest judge's lies that issue 27 did not test, on the verifier page (docs/protocol.md
+§15): the page's verdict is the audit's, word for word."""
+
+from __future__ import annotations
+
+import pytest
+
+from pbem.protocol import commands
+from pbem.store import Store, export_lines
+
+T0 = "2026-04-01T08:00:00Z"
+
+
+@pytest.fixture
+def page(pages):
+    return pages.page()
+
+
+@pytest.mark.parametrize("spelling", ["2026-04-01T09:30:00+01:00", "２０２６-04-01T09:30:00Z", "2026-02-30T09:30:00Z"])
+def test_an_event_time_in_another_spelling_fails_on_the_page_as_in_the_audit(pages, page, spelling):
+    store = Store(pages.tmp / "times.db", create=True)
+    if not store.count("g"):
+        commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, deadline_seconds=3600, start=True, at=T0)
+        commands.nmr(store, "g", "ani", at="2026-04-01T09:00:00Z")
+        commands.reveal_seed(store, "g", force=True, at="2026-04-01T09:10:00Z")
+    rows = pages.rows_of("".join(export_lines(store.events("g"))))
+    nmr = next(i for i, r in enumerate(rows) if r["kind"] == "nmr")
+    rows[nmr]["at"] = spelling
+    rows[nmr + 1]["at"] = "2026-04-01T09:40:00Z"
+    name = f"times-{spelling[:4]}-{spelling[8:10]}.jsonl"
+    shown = page.verify(pages.rechain(rows), name=name)
+    expected, _code = pages.audit_line(pages.tmp / name)
+    assert shown["line"] == expected, f"page: {shown['line']}\naudit: {expected}"
+    assert shown["line"].startswith(f"FAIL: event {nmr + 1}: event time "), shown["line"]
