@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from pbem.protocol import commands, loading, standin
+from pbem.protocol import commands, standin
 from pbem.store import Store
 from pbem.store.audit import audit_file, audit_store
 from tests.protocol.test_standin_v2 import command
