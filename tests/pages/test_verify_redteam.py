@@ -32,3 +32,25 @@ def test_an_event_time_in_another_spelling_fails_on_the_page_as_in_the_audit(pag
     expected, _code = pages.audit_line(pages.tmp / name)
     assert shown["line"] == expected, f"page: {shown['line']}\naudit: {expected}"
     assert shown["line"].startswith(f"FAIL: event {nmr + 1}: event time "), shown["line"]
+
+
+def test_a_signed_extension_recorded_on_part_of_the_step_fails_on_the_page_as_in_the_audit(pages, page):
+    import json
+
+    from pbem.protocol import offline, submissions
+    from pbem.protocol.signing import generate_keypair
+    from tests.protocol.test_redteam_extensions import PLAYERS, owes_twice  # noqa: E402
+    keys = {p: generate_keypair() for p in PLAYERS}
+    store = Store(pages.tmp / "part.db", create=True)
+    commands.create_game(store, "g1", "tortuga", PLAYERS, {}, deadline_seconds=86400, start=True, at=T0,
+                         keys={p: keys[p][1] for p in PLAYERS})
+    player, round_, step = owes_twice(store)
+    submissions.submit(store, "g1", offline.extension_block("g1", player, (round_, step), 3600, keys[player][0]), at=T0)
+    commands.reveal_seed(store, "g1", force=True, at=T0)
+    rows = pages.rows_of("".join(export_lines(store.events("g1"))))
+    rows[-2]["data"]["requests"] = rows[-2]["data"]["requests"][:1]
+    shown = page.verify(pages.rechain(json.loads(json.dumps(rows))), name="part.jsonl")
+    expected, _code = pages.audit_line(pages.tmp / "part.jsonl")
+    assert shown["line"] == expected, f"page: {shown['line']}\naudit: {expected}"
+    assert shown["line"].startswith(f"FAIL: event {len(rows) - 1}: {player} signed an extension of everything"), \
+        shown["line"]

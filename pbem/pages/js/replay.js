@@ -790,6 +790,12 @@
         }
         moved.set(k, until);
       }
+      if (signed && this.state !== null) {  // the signature covers the step, so the event moves all of it
+        const left = [...this.openedAt.keys()].map((k) => JSON.parse(k))
+          .filter((k) => k[0] === asker && pyEq(k[1], d.round) && pyEq(k[2], d.step) && !moved.has(kkey(...k)))
+          .map((k) => k[3]).sort(B.byCodePoint);
+        if (left.length) throw new Refused(`${asker} signed an extension of everything they owe in round ${d.round} step ${d.step}, but this event leaves their ${left[0]} where it was`);
+      }
       if (signed) this.nonces.add(d.nonce); // the signature itself: the page's Ed25519 pass
       for (const [k, until] of moved) this.dueOver.set(k, until);
       if (d.by === "player") this.extUsed[asker] = (this.extUsed[asker] || 0) + 1;
