@@ -291,3 +291,25 @@ def tally_text(counts: dict) -> str:
         parts.append(n(counts["seats_taken_back"], "seat") + " taken back from the stand-in ("
                      f"{counts.get('seats_taken_back_by_moderator', 0)} by the moderator)")
     return ", ".join(parts)
+
+
+def keys_at_start(rows) -> dict | None:
+    """Each seat's public key when play started (``created.keys``, then ``key`` and
+    ``replaced`` events), in the order they were first given; None before ``started``.
+    The audit cannot know a player's own key: the report shows these for each player to
+    compare with theirs (docs/protocol.md §15)."""
+    keys: dict = {}
+    for ev in rows:
+        kind, data = (ev["kind"], ev["data"]) if isinstance(ev, dict) else (ev.kind, ev.data)
+        if kind == "created":
+            keys = dict(data.get("keys") or {})
+        elif kind == "key":
+            keys[data.get("player")] = data.get("public_key")
+        elif kind == "replaced":
+            if data.get("key") is not None:
+                keys[data.get("seat")] = data["key"]
+            else:
+                keys.pop(data.get("seat"), None)
+        elif kind == "started":
+            return keys
+    return None

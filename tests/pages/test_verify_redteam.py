@@ -54,3 +54,20 @@ def test_a_signed_extension_recorded_on_part_of_the_step_fails_on_the_page_as_in
     assert shown["line"] == expected, f"page: {shown['line']}\naudit: {expected}"
     assert shown["line"].startswith(f"FAIL: event {len(rows) - 1}: {player} signed an extension of everything"), \
         shown["line"]
+
+
+def test_the_page_shows_the_keys_the_seats_held_at_the_start_as_the_audit_does(pages, page):
+    from pbem.protocol.signing import fingerprint, generate_keypair
+    from pbem.store.audit import audit_file, report_text
+    keys = {p: generate_keypair() for p in ("ani", "alex", "judge")}
+    store = Store(pages.tmp / "start-keys.db", create=True)
+    commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, require_signatures=True,
+                         keys={"alex": keys["alex"][1]}, at=T0)
+    commands.register_key(store, "g", "ani", keys["judge"][1], at=T0)
+    commands.start_game(store, "g", at=T0)
+    text = "".join(export_lines(store.events("g")))
+    line = (f"seat keys at the start (each player compares their own key's fingerprint, as pbem keygen printed it): "
+            f"alex {fingerprint(keys['alex'][1])}, ani {fingerprint(keys['judge'][1])}")
+    assert line in report_text(audit_file(text))
+    shown = page.verify(text, name="start-keys.jsonl")
+    assert line in shown["details"], shown["details"]

@@ -75,3 +75,20 @@ def test_a_player_rotating_their_own_key_is_named_too(tmp_path, keys):
     report = verdict_of(store)
     assert report["verdict"] == "INCOMPLETE"
     assert json.loads(json.dumps(report["discretion"]))["signed_key_changes"] == {"alex": 2}
+
+
+def test_the_report_shows_the_keys_the_seats_held_at_the_start(tmp_path, keys):
+    """What the audit cannot know (a player's own key) the player can: the report lists each
+    seat's key at the start by its fingerprint, as pbem keygen printed it, so a judge that
+    registered its own key for a seat, and kept it, is seen by that seat's player."""
+    from pbem.protocol.signing import fingerprint
+    from pbem.store.audit import report_text
+    store = Store(tmp_path / "g.db")
+    commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, require_signatures=True,
+                         keys={"alex": keys["alex"][1]}, at=T0)
+    commands.register_key(store, "g", "ani", keys["judge"][1], at=T0)  # the judge's, kept
+    commands.start_game(store, "g", at=T0)
+    report = verdict_of(store)
+    assert report["keys_at_start"] == {"alex": fingerprint(keys["alex"][1]), "ani": fingerprint(keys["judge"][1])}
+    assert (f"seat keys at the start (each player compares their own key's fingerprint, as pbem keygen printed "
+            f"it): alex {fingerprint(keys['alex'][1])}, ani {fingerprint(keys['judge'][1])}") in report_text(report)
