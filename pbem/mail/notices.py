@@ -11,6 +11,8 @@ The events (``pbem.protocol.away``) are public. ``notices`` runs in the judge's 
 - a replacement: a notice to the other players and the list (not naming any address);
 - the stand-in ended by the moderator: the seat's player's private message, with a notice
   (a player who mailed ``back`` reads it in the judge's answer).
+The notices of a pause, a resume and a replacement to the list end in the chain head of
+their event: a published head, so the event cannot be dropped later unseen (§15).
 The replacement of a seat's person itself is ``pbem.mail.away``.
 """
 
@@ -31,12 +33,12 @@ def notices(store, session, seq: int, at: str, events=None) -> None:
     events = [ev for ev in events if ev.kind in NOTICE_KINDS]
     for ev in events:
         if ev.kind == "paused":
-            _tell(store, session, None, at, f"paused by the moderator", _paused_text(session, ev.data, ev.at))
+            _tell(store, session, None, at, "paused by the moderator", _paused_text(session, ev.data, ev.at) + _head(ev))
         elif ev.kind == "resumed":
             for player in tables.mail_players(store, session.game_id):
                 letters.queue_private(store, session, player, at, notice=_resumed_text(session, ev.data, ev.at) + "\n",
                                       subject=f"{subject_tag(session.game_id)} play resumes: your deadlines")
-            _tell(store, session, "list", at, "play resumes", _resumed_text(session, ev.data, ev.at))
+            _tell(store, session, "list", at, "play resumes", _resumed_text(session, ev.data, ev.at) + _head(ev))
         elif ev.kind == "extended" and ev.data.get("by") == "moderator":
             for player in sorted({r["player"] for r in ev.data["requests"]}):
                 row = tables.mail_player(store, session.game_id, player)
@@ -48,7 +50,7 @@ def notices(store, session, seq: int, at: str, events=None) -> None:
             text = (f"The seat {seat} in game {session.game_id} changes hands: from event {ev.seq} a new player "
                     f"answers for it (the moderator's decision: {ev.data['reason']}). The seat, its pieces and "
                     f"its place in the game stay as they were.\n")
-            _tell(store, session, seat, at, f"{seat} has a new player", text)
+            _tell(store, session, seat, at, f"{seat} has a new player", text + _head(ev))
         elif ev.kind == "stand_in_ended" and ev.data.get("by") == "moderator":
             seat = ev.data["player"]
             notice = (f"The moderator ended the stand-in for your seat {seat} in game {session.game_id} (event "
@@ -57,6 +59,12 @@ def notices(store, session, seq: int, at: str, events=None) -> None:
                       f"defaults in a row.\n")
             letters.queue_private(store, session, seat, at, notice=notice,
                                   subject=f"{subject_tag(session.game_id)} your seat is yours again")
+
+
+def _head(ev) -> str:
+    """The chain head of the notice's own event: the list's copy is a published head
+    (docs/protocol.md §13), so a judge that drops the event later is caught by it (§15)."""
+    return f"\nChain head: event {ev.seq} {ev.hash}\n"
 
 
 def _tell(store, session, skip: str | None, at: str, what: str, text: str) -> None:

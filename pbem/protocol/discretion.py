@@ -163,9 +163,9 @@ class Discretion:
 def tally(rows, ended_early: dict | None = None) -> dict:
     """The judge's forced and discretionary acts in a log (export dicts or Events), counted
     for the verdict (docs/protocol.md §13): ``{"forced_defaults", "ended_early",
-    "no_client_seed", "key_changes", "shortened_deadlines", "defaults_during_pause", "pauses", "extensions",
+    "no_client_seed", "key_changes", "signed_key_changes", "shortened_deadlines", "defaults_during_pause", "pauses", "extensions",
     "extensions_by_moderator", "extensions_after_deadline", "replacements",
-    "replacements_to_moderator", "stand_in_moves", "seats_taken_back", "seats_taken_back_by_moderator"}`` (only the
+    "replacements_to_moderator", "stand_in_moves", "stand_in_v1", "seats_taken_back", "seats_taken_back_by_moderator"}`` (only the
     non-zero ones). ``ended_early``: ``{"round": R, "round_word": "turn"}`` when the seed
     was revealed before the game was over (the replay knows it, the rows alone do not)."""
     counts: dict = {}
@@ -174,19 +174,23 @@ def tally(rows, ended_early: dict | None = None) -> dict:
         counts[name] = counts.get(name, 0) + 1
     keyed: set = set()
     key_changes: dict[str, int] = {}
-    paused = started = client_seeds = signed_game = False
+    signed_key_changes: dict[str, int] = {}
+    paused = started = client_seeds = signed_game = steerable = False
     for ev in rows:
         kind, data, at = (ev["kind"], ev["data"], ev["at"]) if isinstance(ev, dict) else (ev.kind, ev.data, ev.at)
         if kind == "created":
             keyed.update(data.get("keys") or {})
             signed_game = bool(data.get("require_signatures"))
+            steerable = data.get("stand_in_policy", "stand-in-v1") == "stand-in-v1"  # its draws hang on the index
         elif kind == "started":
             started = True
         elif kind == "client_seed":
             client_seeds = True
         elif kind == "key":
             player = data.get("player")
-            if player in keyed and data.get("signature") is None:  # the moderator replaced the seat's key
+            if data.get("signature") is not None:  # signed with the seat's key: its player's, or whoever held it
+                signed_key_changes[player] = signed_key_changes.get(player, 0) + 1
+            elif player in keyed:  # the moderator replaced the seat's key
                 key_changes[player] = key_changes.get(player, 0) + 1
             keyed.add(player)
         elif kind in ("nmr", "default"):
@@ -209,6 +213,13 @@ def tally(rows, ended_early: dict | None = None) -> dict:
                    for r in data.get("requests") or ()):
                 add("extensions_after_deadline")  # the moderator's new deadline for an overdue request
         elif kind == "replaced":
+            seat = data.get("seat")
+            if not started and (seat in keyed or data.get("key") is not None):
+                key_changes[seat] = key_changes.get(seat, 0) + 1  # nobody played the seat yet: a key change
+            if data.get("key") is not None:
+                keyed.add(seat)
+            else:
+                keyed.discard(seat)
             add("replacements")
             if data.get("moderator") is True:
                 add("replacements_to_moderator")
@@ -220,17 +231,21 @@ def tally(rows, ended_early: dict | None = None) -> dict:
             add("stand_in_moves")
     if ended_early:
         counts["ended_early"] = dict(ended_early)
+    if steerable and counts.get("stand_in_moves"):
+        counts["stand_in_v1"] = True  # the judge chose the policy in created: no published value binds it
     if started and not client_seeds:
         counts["no_client_seed"] = True
     if key_changes:
         counts["key_changes"] = key_changes
+    if signed_key_changes:
+        counts["signed_key_changes"] = signed_key_changes
     return {name: counts[name] for name in ORDER if name in counts}
 
 
 # the order of the verdict's parts (and of the --json object)
 ORDER = ("ended_early", "no_client_seed", "forced_defaults", "shortened_deadlines", "defaults_during_pause",
-         "key_changes", "pauses", "extensions", "extensions_by_moderator", "extensions_after_deadline",
-         "replacements", "replacements_to_moderator", "stand_in_moves", "seats_taken_back",
+         "key_changes", "signed_key_changes", "pauses", "extensions", "extensions_by_moderator", "extensions_after_deadline",
+         "replacements", "replacements_to_moderator", "stand_in_moves", "stand_in_v1", "seats_taken_back",
          "seats_taken_back_by_moderator")
 TIMES = {1: "once", 2: "twice"}
 
@@ -256,6 +271,9 @@ def tally_text(counts: dict) -> str:
         parts.append(n(counts["defaults_during_pause"], "default") + " during a pause")
     for player, times in (counts.get("key_changes") or {}).items():
         parts.append(f"{player}'s key was changed {TIMES.get(times, f'{times} times')} before start")
+    for player, times in (counts.get("signed_key_changes") or {}).items():
+        parts.append(f"{player}'s key was changed {TIMES.get(times, f'{times} times')} by a block signed with the "
+                     f"seat's key")
     if counts.get("pauses"):
         parts.append(n(counts["pauses"], "pause"))
     if counts.get("extensions"):
@@ -267,8 +285,31 @@ def tally_text(counts: dict) -> str:
         parts.append(n(counts["replacements"], "replacement")
                      + (f" ({mine} {'seat' if mine == 1 else 'seats'} given to the moderator)" if mine else ""))
     if counts.get("stand_in_moves"):
-        parts.append(n(counts["stand_in_moves"], "stand-in move"))
+        parts.append(n(counts["stand_in_moves"], "stand-in move")
+                     + (" (by stand-in-v1, whose draws the judge can steer)" if counts.get("stand_in_v1") else ""))
     if counts.get("seats_taken_back"):
         parts.append(n(counts["seats_taken_back"], "seat") + " taken back from the stand-in ("
                      f"{counts.get('seats_taken_back_by_moderator', 0)} by the moderator)")
     return ", ".join(parts)
+
+
+def keys_at_start(rows) -> dict | None:
+    """Each seat's public key when play started (``created.keys``, then ``key`` and
+    ``replaced`` events), in the order they were first given; None before ``started``.
+    The audit cannot know a player's own key: the report shows these for each player to
+    compare with theirs (docs/protocol.md §15)."""
+    keys: dict = {}
+    for ev in rows:
+        kind, data = (ev["kind"], ev["data"]) if isinstance(ev, dict) else (ev.kind, ev.data)
+        if kind == "created":
+            keys = dict(data.get("keys") or {})
+        elif kind == "key":
+            keys[data.get("player")] = data.get("public_key")
+        elif kind == "replaced":
+            if data.get("key") is not None:
+                keys[data.get("seat")] = data["key"]
+            else:
+                keys.pop(data.get("seat"), None)
+        elif kind == "started":
+            return keys
+    return None

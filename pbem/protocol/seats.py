@@ -10,7 +10,8 @@ answers for a seat, each naming who asked (``by``) and why (``reason``):
     extended   the named requests' deadlines move to ``until`` (each with its old due,
                ``from``); ``by`` "player" spends one of the game's per-player allowance, and
                in a game that requires signatures carries the player's signature over
-               round, step and seconds (unsigned, the verdict counts it as the moderator's)
+               round, step and seconds, and moves every request of that step the player
+               owes (unsigned, the verdict counts it as the moderator's)
     replaced   a seat changes hands: its public key (``key``, or none) from this event on;
                a commitment the former person sealed on their own machine stays binding;
                ``moderator`` true: the moderator plays the seat (the audit names it)
@@ -366,6 +367,12 @@ class SeatsAndTime:
                 raise Refused(f"a player may extend a deadline by at most {_short(limit)} in this game; "
                               f"ask for {_short(limit)} or less, or ask the moderator")
             moved[key] = until
+        if signed and self.state is not None:  # the signature covers the step, so the event moves all of it
+            left = sorted(k[3] for k in self.opened_at if k[0] == asker and (k[1], k[2]) == (data["round"], data["step"])
+                          and k not in moved)
+            if left:
+                raise Refused(f"{asker} signed an extension of everything they owe in round {data['round']} step "
+                              f"{data['step']}, but this event leaves their {left[0]} where it was")
         if signed:
             self._verify_extension(asker, data)  # discretion.py
         self.due_over.update(moved)

@@ -37,6 +37,7 @@ from .errors import AuditFailure, Refused, UnknownPlayer
 from .moves import Moves, SealedStep
 from .rng import RandomSource, combine_client_seeds
 from .seats import SeatsAndTime
+from .times import is_at
 from .seedless import SeedlessChecks
 from .snapshot import SNAPSHOT_VERSION
 
@@ -215,6 +216,9 @@ class Session(Moves, SeedlessChecks, AnonymousSteps, Discretion, SeatsAndTime):
             raise Refused("the log must begin with a 'created' event")
         if not isinstance(data, dict) or not isinstance(at, str):
             raise Refused(f"malformed {kind} event: data must be an object and 'at' a time")
+        if not is_at(at):
+            raise Refused(f"event time {quote(at)} is not a time as the log writes them (UTC, to the second, like "
+                          f"2026-01-31T18:00:00Z)")
         if at < self.last_at:
             raise Refused(f"event time {at} is earlier than the event before it ({self.last_at})")
         self.applied = []

@@ -20,6 +20,19 @@ def now_utc() -> str:
 _AT = re.compile(r"([0-9]{4})-([0-9]{2})-([0-9]{2})T([0-9]{2}):([0-9]{2}):([0-9]{2})Z")
 
 
+def is_at(text) -> bool:
+    """Whether ``text`` is a time in the log's one spelling, of a day and second that exist
+    (an event time in any other spelling would compare wrongly as a string)."""
+    found = _AT.fullmatch(text) if type(text) is str else None
+    if found is None:
+        return False
+    try:
+        datetime(*map(int, found.groups()))
+    except ValueError:
+        return False
+    return True
+
+
 def _parsed(at: str) -> datetime:
     """``datetime.strptime(at, AT_FORMAT)``: the log's one spelling read directly (strptime
     costs ~15 us, and the outbox and the deadlines shift times on every message); anything

@@ -59,6 +59,11 @@ def _audit(game: str, rows: list[dict], seed: bytes | None, published=None,
         discretion = tally(rows, _ended_early(session))
         if discretion:
             report["discretion"] = discretion
+        from ..protocol.discretion import keys_at_start
+        start_keys = keys_at_start(rows)
+        if start_keys:
+            from ..protocol.signing import fingerprint
+            report["keys_at_start"] = {p: fingerprint(k) for p, k in start_keys.items()}
         report["finished"] = session.finished
         if session.finished:
             result = session.rules.result(session.state)
@@ -249,6 +254,9 @@ def report_text(report: dict) -> str:
     if report.get("discretion"):
         from ..protocol.discretion import tally_text
         lines.append(f"the judge's discretion, each logged with who asked and why: {tally_text(report['discretion'])}")
+    if report.get("keys_at_start"):
+        lines.append("seat keys at the start (each player compares their own key's fingerprint, as pbem keygen "
+                     "printed it): " + ", ".join(f"{p} {f}" for p, f in report["keys_at_start"].items()))
     if report.get("scores"):
         lines.append("final scores: " + ", ".join(f"{p} {s}" for p, s in report["scores"].items()))
     return "\n".join(lines)

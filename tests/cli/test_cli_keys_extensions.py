@@ -159,8 +159,9 @@ def test_a_player_changes_their_own_key_with_a_signed_block(cli, tmp_path):
     cli.refused("g", "submit", "g", block_file(tmp_path, "old.txt", old),
                 match="the signature on ani's key change is not valid for the key their seat holds")
     line, report = audit(cli, "g")
-    assert line.startswith("INCOMPLETE: ")  # the player's own act is not the judge's
-    assert report["discretion"] == {"no_client_seed": True}
+    assert line.startswith("INCOMPLETE: ")
+    # named, though the player's own: a judge that held the seat's key could have signed it (§15)
+    assert report["discretion"] == {"no_client_seed": True, "signed_key_changes": {"ani": 1}}
 
 
 def test_a_key_changed_after_the_start_without_the_old_keys_signature_fails(cli, tmp_path, pbem_db):

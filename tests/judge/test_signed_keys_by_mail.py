@@ -39,4 +39,5 @@ def test_a_signed_extension_and_key_change_by_mail(make_judge):
     assert receipt["event"] == "key" and game.session().keys["ani"] == new_public
     report = audit_store(game.store, "g1")
     assert report["verdict"] == "INCOMPLETE", report
-    assert report["discretion"] == {"no_client_seed": True, "extensions": 1}
+    # the player's own key change is named too (docs/protocol.md §15)
+    assert report["discretion"] == {"no_client_seed": True, "extensions": 1, "signed_key_changes": {"ani": 1}}

@@ -92,7 +92,9 @@ def test_key_changes_after_the_start_on_the_page_as_in_the_audit(pages, page):
     _play(store, "keys", secrets, 12)
     text = _text(store, "keys")
     shown = check(pages, page, text, "keys.jsonl")
-    assert shown["verdict"] == "INCOMPLETE" and "key was changed" not in shown["line"]
+    # the player's own change is named too (§15: a judge that held the seat's key could sign one)
+    assert shown["verdict"] == "INCOMPLETE" and "before start" not in shown["line"]
+    assert shown["line"].endswith("ani's key was changed once by a block signed with the seat's key"), shown["line"]
     rows = pages.rows_of(text)
     at = next(i for i, r in enumerate(rows) if r["kind"] == "key")
     # the judge's own change, unsigned, after the start
@@ -138,3 +140,19 @@ def test_a_players_extension_on_the_page_as_in_the_audit(pages, page):
     away.extend(store, "ext", seconds=600, reason="a holiday", at=AT)
     shown = check(pages, page, _text(store, "ext"), "ext-moderator.jsonl")
     assert shown["line"].endswith(", 2 extensions (1 by the moderator)")
+
+
+def test_key_changes_hidden_from_the_verdict_are_named_on_the_page_as_in_the_audit(pages, page):
+    """docs/protocol.md §15: a key the judge registered first and changed by its own
+    signed block after the start, and a replacement before the start, read as the audit's."""
+    store, keys = _new(pages.tmp, "hidden")
+    away.replace(store, "hidden", "ani", key=keys["judge"][1], reason="moved house", at=AT)
+    submissions.submit(store, "hidden", offline.client_seed_block("hidden", "ani", "ground", keys["judge"][0]), at=AT)
+    commands.start_game(store, "hidden", at=AT)
+    submissions.submit(store, "hidden", offline.key_change_block("hidden", "ani", keys["ani"][1], keys["judge"][0]),
+                       at=AT)
+    commands.reveal_seed(store, "hidden", force=True, at=AT)
+    shown = check(pages, page, _text(store, "hidden"), "hidden.jsonl")
+    assert shown["verdict"] == "OK"
+    assert "ani's key was changed once before start, ani's key was changed once by a block signed with the " \
+           "seat's key" in shown["line"], shown["line"]

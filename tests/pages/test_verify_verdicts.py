@@ -459,6 +459,7 @@ def test_stand_in_v1_logs_are_ok_with_v1_as_the_audit_says(pages, page, name):
     text = (pages.EXAMPLES.parent / "stand-in-v1" / f"{name}.jsonl").read_text(encoding="utf-8")
     shown = check(pages, page, text, f"v1-{name}.jsonl")
     assert shown["verdict"] == pages.ok_verdict(name) and " stand-in moves" in shown["line"], shown
+    assert " stand-in moves (by stand-in-v1, whose draws the judge can steer)" in shown["line"], shown
 
 
 @pytest.mark.parametrize("kind,players", [("tortuga", 3), ("tortuga1667", 5)])

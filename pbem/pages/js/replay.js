@@ -65,6 +65,11 @@
     return fmtAt(parseAt(at) + Number(seconds) * 1000);
   }
   const secondsBetween = (earlier, later) => Math.trunc((parseAt(later) - parseAt(earlier)) / 1000);
+  // the log's one spelling of a time that exists (another would compare wrongly as a string)
+  function isAt(text) {
+    if (!/^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}Z$/.test(text)) return false;
+    try { return fmtAt(parseAt(text)) === text; } catch (e) { return false; }
+  }
   function checkTime(text, what) {
     try { if (typeof text === "string" && fmtAt(parseAt(text)) === text) return text; } catch (e) { /* below */ }
     throw new Refused(`${what} ${quote(text)} is not a time; give one like 2030-01-05T18:00:00Z (UTC)`);
@@ -189,6 +194,7 @@
       if (!handler) throw new Refused(`unknown event kind ${quote(kind)}`);
       if (kind !== "created" && !this.meta) throw new Refused("the log must begin with a 'created' event");
       if (data === null || typeof data !== "object" || Array.isArray(data) || typeof at !== "string") throw new Refused(`malformed ${kind} event: data must be an object and 'at' a time`);
+      if (!isAt(at)) throw new Refused(`event time ${quote(at)} is not a time as the log writes them (UTC, to the second, like 2026-01-31T18:00:00Z)`);
       if (at < this.lastAt) throw new Refused(`event time ${at} is earlier than the event before it (${this.lastAt})`);
       this.applied = [];
       this.index = seq;
@@ -786,6 +792,12 @@
           throw new Refused(`a player may extend a deadline by at most ${short(rules.max_seconds)} in this game; ask for ${short(rules.max_seconds)} or less, or ask the moderator`);
         }
         moved.set(k, until);
+      }
+      if (signed && this.state !== null) {  // the signature covers the step, so the event moves all of it
+        const left = [...this.openedAt.keys()].map((k) => JSON.parse(k))
+          .filter((k) => k[0] === asker && pyEq(k[1], d.round) && pyEq(k[2], d.step) && !moved.has(kkey(...k)))
+          .map((k) => k[3]).sort(B.byCodePoint);
+        if (left.length) throw new Refused(`${asker} signed an extension of everything they owe in round ${d.round} step ${d.step}, but this event leaves their ${left[0]} where it was`);
       }
       if (signed) this.nonces.add(d.nonce); // the signature itself: the page's Ed25519 pass
       for (const [k, until] of moved) this.dueOver.set(k, until);

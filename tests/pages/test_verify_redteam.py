@@ -1,0 +1,73 @@
+"""The dishonest judge's lies that issue 27 did not test, on the verifier page (docs/protocol.md
+§15): the page's verdict is the audit's, word for word."""
+
+from __future__ import annotations
+
+import pytest
+
+from pbem.protocol import commands
+from pbem.store import Store, export_lines
+
+T0 = "2026-04-01T08:00:00Z"
+
+
+@pytest.fixture
+def page(pages):
+    return pages.page()
+
+
+@pytest.mark.parametrize("spelling", ["2026-04-01T09:30:00+01:00", "２０２６-04-01T09:30:00Z", "2026-02-30T09:30:00Z"])
+def test_an_event_time_in_another_spelling_fails_on_the_page_as_in_the_audit(pages, page, spelling):
+    store = Store(pages.tmp / "times.db", create=True)
+    if not store.count("g"):
+        commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, deadline_seconds=3600, start=True, at=T0)
+        commands.nmr(store, "g", "ani", at="2026-04-01T09:00:00Z")
+        commands.reveal_seed(store, "g", force=True, at="2026-04-01T09:10:00Z")
+    rows = pages.rows_of("".join(export_lines(store.events("g"))))
+    nmr = next(i for i, r in enumerate(rows) if r["kind"] == "nmr")
+    rows[nmr]["at"] = spelling
+    rows[nmr + 1]["at"] = "2026-04-01T09:40:00Z"
+    name = f"times-{spelling[:4]}-{spelling[8:10]}.jsonl"
+    shown = page.verify(pages.rechain(rows), name=name)
+    expected, _code = pages.audit_line(pages.tmp / name)
+    assert shown["line"] == expected, f"page: {shown['line']}\naudit: {expected}"
+    assert shown["line"].startswith(f"FAIL: event {nmr + 1}: event time "), shown["line"]
+
+
+def test_a_signed_extension_recorded_on_part_of_the_step_fails_on_the_page_as_in_the_audit(pages, page):
+    import json
+
+    from pbem.protocol import offline, submissions
+    from pbem.protocol.signing import generate_keypair
+    from tests.protocol.test_redteam_extensions import PLAYERS, owes_twice  # noqa: E402
+    keys = {p: generate_keypair() for p in PLAYERS}
+    store = Store(pages.tmp / "part.db", create=True)
+    commands.create_game(store, "g1", "tortuga", PLAYERS, {}, deadline_seconds=86400, start=True, at=T0,
+                         keys={p: keys[p][1] for p in PLAYERS})
+    player, round_, step = owes_twice(store)
+    submissions.submit(store, "g1", offline.extension_block("g1", player, (round_, step), 3600, keys[player][0]), at=T0)
+    commands.reveal_seed(store, "g1", force=True, at=T0)
+    rows = pages.rows_of("".join(export_lines(store.events("g1"))))
+    rows[-2]["data"]["requests"] = rows[-2]["data"]["requests"][:1]
+    shown = page.verify(pages.rechain(json.loads(json.dumps(rows))), name="part.jsonl")
+    expected, _code = pages.audit_line(pages.tmp / "part.jsonl")
+    assert shown["line"] == expected, f"page: {shown['line']}\naudit: {expected}"
+    assert shown["line"].startswith(f"FAIL: event {len(rows) - 1}: {player} signed an extension of everything"), \
+        shown["line"]
+
+
+def test_the_page_shows_the_keys_the_seats_held_at_the_start_as_the_audit_does(pages, page):
+    from pbem.protocol.signing import fingerprint, generate_keypair
+    from pbem.store.audit import audit_file, report_text
+    keys = {p: generate_keypair() for p in ("ani", "alex", "judge")}
+    store = Store(pages.tmp / "start-keys.db", create=True)
+    commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, require_signatures=True,
+                         keys={"alex": keys["alex"][1]}, at=T0)
+    commands.register_key(store, "g", "ani", keys["judge"][1], at=T0)
+    commands.start_game(store, "g", at=T0)
+    text = "".join(export_lines(store.events("g")))
+    line = (f"seat keys at the start (each player compares their own key's fingerprint, as pbem keygen printed it): "
+            f"alex {fingerprint(keys['alex'][1])}, ani {fingerprint(keys['judge'][1])}")
+    assert line in report_text(audit_file(text))
+    shown = page.verify(text, name="start-keys.jsonl")
+    assert line in shown["details"], shown["details"]
