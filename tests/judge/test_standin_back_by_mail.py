@@ -154,3 +154,22 @@ def test_a_1667_game_by_mail_lothar_leaves_comes_back_and_plays_again_and_mary_i
     report = audit_store(game.store, "g1")
     assert report["ok"], report
     assert report["discretion"]["seats_taken_back"] == 1 and report["discretion"]["replacements"] == 1
+
+
+def test_back_in_a_signed_game_says_how_to_take_the_seat_back(make_judge):
+    """A plain 'back' cannot show who sent it in a game that takes only signed moves: the
+    answer says what does take the seat back (a signed move, or the moderator's pbem back),
+    not to paste a block of a move the seat may not even owe; nothing changes."""
+    from pbem.protocol.signing import generate_keypair
+    keys = {p: generate_keypair() for p in ("ani", "alex", "frank", "lothar")}
+    game = make_judge(signed_keys={p: k[1] for p, k in keys.items()}, deadline_seconds=DAY, stand_in_after=1)
+    judge.attach(game.store)
+    commands.nmr(game.store, "g1", "lothar", force=True, at="2030-01-01T10:01:00Z")
+    assert "lothar" in game.session().standing_in
+    before = game.frozen()[0]
+    answer = game.send("lothar", "back")
+    assert answer.lines == [{"line": "back", "ok": False, "text": (
+        "this game takes moves only as signed blocks, so a plain 'back' cannot show that it comes from you: "
+        "any signed move of yours takes the seat back (pbem seal / pbem decide --key YOUR.key, the block "
+        "pasted into your mail), or ask the moderator to end the stand-in (pbem back g1 lothar)")}]
+    assert game.frozen()[0] == before and "lothar" in game.session().standing_in
