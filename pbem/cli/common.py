@@ -229,6 +229,8 @@ def parse_duration(value: Optional[str]) -> int | None:
             return seconds
         raise typer.BadParameter(f"{quote(value)}: a deadline of more than a year (365d) is not a deadline; "
                                  f"give {DURATION}")
+    if len(text) >= 2 and text[-1] in units and text[:-1].isdecimal():  # 0m, 0h, 0d
+        raise typer.BadParameter(f"{quote(value)}: a duration is at least 1m; give {DURATION}")
     raise typer.BadParameter(f"{quote(value)}: not a duration; give {DURATION}")
 
 

@@ -74,7 +74,7 @@ def test_tick_at_a_given_time(cli):
     acted = cli.json("mail", "tick", "--at", shift(due, -5 * 3600))
     assert acted["now"] == shift(due, -5 * 3600)
     assert sorted(a["action"] for a in acted["actions"]) == ["reminded", "reminded"]
-    cli.refused("g1", "mail", "tick", "--at", "tomorrow", match="is not a time")
+    cli.refused("g1", "mail", "tick", "--at", "tomorrow", code=2, match="is not a time")  # a usage error
 
 
 def test_settings_refusals_say_what_would_do_and_change_nothing(cli):
