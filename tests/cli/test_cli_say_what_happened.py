@@ -83,6 +83,7 @@ def _failing_runs(tmp_path, public_key) -> dict[str, list[str]]:
         "verify-page": ["verify-page", "-o", str(_a_file(tmp_path))],
         "pause": ["pause", "nogame", "--reason", "holidays"], "resume": ["resume", "g"],
         "extend": ["extend", "g", "zed", "24h"], "replace": ["replace", "g", "zed"],
+        "back": ["back", "g", "ani"], "check-restore": ["check-restore", "--db", str(tmp_path)],
     }
 
 
