@@ -198,6 +198,9 @@ def replace(game: GameArg,
     done = away.replace(open_store(db), game, seat, email, at=now_utc(), key=key, reason=reason or "", tz=tz,
                         moderator_plays=moderator_plays)
     text = f"seat {safe(seat)} in {game} changed hands at event {done['event']}"
+    if done["judge_address_checked"] is False:
+        typer.echo(f"pbem: note: the judge's own address is not known here (judge_address in the mail config, or "
+                   f"$PBEM_JUDGE_ADDRESS), so {done['address']} was not checked against it", err=True)
     if done["address"]:
         text += f"; the welcome for {done['address']} is queued (pbem mail send)"
     emit(done, as_json, text)

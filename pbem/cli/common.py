@@ -229,6 +229,8 @@ def parse_duration(value: Optional[str]) -> int | None:
             return seconds
         raise typer.BadParameter(f"{quote(value)}: a deadline of more than a year (365d) is not a deadline; "
                                  f"give {DURATION}")
+    if len(text) >= 2 and text[-1] in units and text[:-1].isdecimal():  # 0m, 0h, 0d
+        raise typer.BadParameter(f"{quote(value)}: a duration is at least 1m; give {DURATION}")
     raise typer.BadParameter(f"{quote(value)}: not a duration; give {DURATION}")
 
 
@@ -236,7 +238,9 @@ def parse_wait(value: Optional[str], option: str) -> int | None:
     """A reminder or grace period: a duration like 12h, or 0 / none for none."""
     if value is None:
         return None
-    if value.strip().lower() in ("0", "none"):
+    text = value.strip().lower()
+    if text in ("0", "none") or (len(text) >= 2 and text[-1] in "mhd" and text[:-1].isdecimal()
+                                  and int(text[:-1]) == 0):  # 0m, 0h, 0d: none, as 0 is
         return 0
     try:
         return parse_duration(value)

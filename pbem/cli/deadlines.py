@@ -105,7 +105,7 @@ def tick(game: Annotated[Optional[str], typer.Option("--game", help="Only this g
     from ..mail import deadlines
     from ..store.event import AT_PATTERN, utc_now
     if at is not None and not AT_PATTERN.fullmatch(at):
-        fail(f"--at {at!r} is not a time; give one in UTC like 2030-01-02T10:00:00Z")
+        fail(f"--at {at!r} is not a time; give one in UTC like 2030-01-02T10:00:00Z", 2)  # a usage error
     # The only clock: the library takes the time as a parameter.
     now = at or utc_now()
     actions = deadlines.tick(open_store(db), now, game)

@@ -37,7 +37,9 @@ def conclude(store, row, result: Result, session, commands, ignored, broken, blo
     elif not_read and not any(line["ok"] for line in result.lines):
         result.lines.append({"line": "", "ok": True, "note": True, "text": f"Not read as commands: {not_read}"})
     failed = [line for line in result.lines if not line["ok"]]
-    result.outcome = "applied" if not failed else ("refused" if len(failed) == len(result.lines) else "partly applied")
+    counted = [line for line in result.lines if not line.get("note")]  # a note is no command
+    done = [line for line in counted if line["ok"]]
+    result.outcome = "applied" if not failed else ("partly applied" if done else "refused")
     confirms = (not failed and not broken and not any(line.get("note") for line in result.lines)
                 and all(c.verb in CONFIRMED for c in commands))
     # the head after the mail and its events, as one_mail read them (nothing is written since)

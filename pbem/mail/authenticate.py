@@ -26,17 +26,26 @@ def authenticate(store, msg, reading, row, signed_game: bool, blocks, now: str, 
     if signed_game:
         # nothing but a signed block can show who sent it: a From: header is easy to forge
         for command in acting:
-            result.lines.append({"line": command.line[:200], "ok": False,
-                                 "text": "this game takes an extension only as a signed block (pbem extend GAME 24h "
-                                         "--context TOKEN --sign-with YOUR.key); paste the block into your mail"
-                                 if command.verb == "extend" else
-                                 "this game takes moves only as signed blocks (pbem seal / pbem decide "
-                                 "--key YOUR.key); paste the block into your mail"})
+            result.lines.append({"line": command.line[:200], "ok": False, "text": _unsigned(command.verb, row)})
         reading.commands = [c for c in reading.commands if c not in acting]
     elif acting or blocks:
         _check_password(store, msg, reading, row, now)
     elif locked_out(store, msg.sender, now):
         raise Stop("not answered: too many wrong passwords from this address in the last hour")
+
+
+def _unsigned(verb: str, row) -> str:
+    """Why a plain command is refused in a signed game, and what does the same with a signature."""
+    if verb == "extend":
+        return ("this game takes an extension only as a signed block (pbem extend GAME 24h --context TOKEN "
+                "--sign-with YOUR.key); paste the block into your mail")
+    if verb == "back":  # the stand-in may leave the seat nothing to sign: the moderator's pbem back then
+        return ("this game takes moves only as signed blocks, so a plain 'back' cannot show that it comes from "
+                "you: any signed move of yours takes the seat back (pbem seal / pbem decide --key YOUR.key, the "
+                f"block pasted into your mail), or ask the moderator to end the stand-in (pbem back {row.game} "
+                f"{row.player})")
+    return ("this game takes moves only as signed blocks (pbem seal / pbem decide --key YOUR.key); paste the "
+            "block into your mail")
 
 
 def _check_password(store, msg, reading, row, now: str) -> None:

@@ -38,9 +38,10 @@ def replace(store, game: str, seat: str, address: str | None, at: str, key: str 
         if address is None and tables.uses_mail(store, game):
             raise Refused(f"the judge mails the players of game {game}: give the new player's address, "
                           f"e.g. --email new.player@example.org")
+        checked = None
         if address is not None:
             address = check_address(address)
-            _check_person(store, game, address, moderator_plays)
+            checked = _check_person(store, game, address, moderator_plays)
             holder = next((p for p, row in rows.items() if row.address == address), None)
             if holder is not None:
                 raise Refused(f"{address} already plays {holder} in game {game}; the new player of {seat} needs "
@@ -71,20 +72,23 @@ def replace(store, game: str, seat: str, address: str | None, at: str, key: str 
             letters.queue_private(store, session, seat, at, notice=notice, secret=password,
                                   subject=f"{subject_tag(game)} welcome, {seat}: your seat and all it knows")
     return {"game": game, "seat": seat, "event": seq, "address": address, "password_sent": bool(password),
-            "key": key is not None, "former_address_dropped": dropped}
+            "key": key is not None, "former_address_dropped": dropped, "judge_address_checked": checked}
 
 
-def _check_person(store, game: str, address: str, moderator_plays: bool) -> None:
-    """The judge and the list never take a seat; the moderator only when they say so."""
+def _check_person(store, game: str, address: str, moderator_plays: bool) -> bool:
+    """The judge and the list never take a seat; the moderator only when they say so. False
+    when the judge's own address is not known here, so it could not be checked."""
     from ..protocol.errors import Refused
     low = address.lower()
-    if low == judge_address(store):
+    judge_self = judge_address(store)
+    if low == judge_self:
         raise Refused(f"{address} is the judge's own address; a seat goes to a person: give the new player's address")
     if low == (tables.list_address(store, game) or "").lower():
         raise Refused(f"{address} is the list of game {game}; a seat goes to a person: give the new player's address")
     if low == (tables.moderator_address(store, game) or "").lower() and not moderator_plays:
         raise Refused(f"{address} is the moderator's address; to play the seat yourself say so with "
                       f"--moderator-plays (the log and the audit then name it), or give the new player's address")
+    return judge_self is not None
 
 
 def ousted_text(game: str, seat: str, seq: int, reason: str) -> str:

@@ -76,7 +76,7 @@ def read_lines(lines: list[str], limit: int | None = None) -> Reading:
             reading.commands.append(Command(verb, (rest,), line))
         elif verb == "reveal" and _split_reveal(rest) is not None:
             reading.commands.append(Command("reveal", _split_reveal(rest), line))
-        elif verb == "extend" and rest and " " not in rest:
+        elif verb == "extend" and rest and (" " not in rest or rest[0] in "0123456789+-"):  # "1 day": answered
             reading.commands.append(Command(verb, (rest,), line))
         elif verb in ("status", "private", "help", "back") and not rest:
             reading.commands.append(Command(verb, (), line))

@@ -19,6 +19,8 @@ def status_text(store, game: str, session, tz: str | None = None, head=None) -> 
     where = f"{word} {report['round']}{step}, {report['phase']}" if report["started"] else "not started"
     if report.get("paused"):
         where += f"; PAUSED since {shown(report['paused']['since'], tz, seconds=False)} (no deadline runs)"
+    if getattr(session, "standing_in", None) and not session.finished:  # public: its moves are logged by: stand-in
+        where += f"; the stand-in plays {', '.join(sorted(session.standing_in))}"
     return f"{game}: {where}; waiting for: {waiting}; chain head {report['chain_head']['seq']} {report['chain_head']['hash'][:16]}"
 
 

@@ -69,7 +69,8 @@ def items(q: dict, msg: dict) -> list[list[dict]]:
     owe = q.get("owe", "commit")
     anonymous = " to the judge alone (never to a forum thread: it stays secret until the game ends)" \
         if q.get("anonymous") else ""
-    if owe == "commit" and not q.get("committed"):
+    afresh = q.get("orphaned") or q.get("sealed_by") == "stand-in"  # may seal a new choice in its place
+    if owe == "commit" and (not q.get("committed") or afresh):
         seal = (f"pbem seal --context {token} CHOICE{key}" if token and msg.get("context_kind") == "seal"
                 else f"pbem seal {game} {player} CHOICE{key}")  # no token (a view alone): with the database
         out = []

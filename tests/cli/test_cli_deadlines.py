@@ -74,7 +74,7 @@ def test_tick_at_a_given_time(cli):
     acted = cli.json("mail", "tick", "--at", shift(due, -5 * 3600))
     assert acted["now"] == shift(due, -5 * 3600)
     assert sorted(a["action"] for a in acted["actions"]) == ["reminded", "reminded"]
-    cli.refused("g1", "mail", "tick", "--at", "tomorrow", match="is not a time")
+    cli.refused("g1", "mail", "tick", "--at", "tomorrow", code=2, match="is not a time")  # a usage error
 
 
 def test_settings_refusals_say_what_would_do_and_change_nothing(cli):
@@ -242,3 +242,14 @@ def test_status_says_a_player_below_the_threshold_still_gets_reminders(cli, old_
     with Store(pbem_db) as store, store.transaction():
         failures.record(store, "ani@example.org", "550 5.1.1 gone", PAST, certain=True)
     assert "MAIL CANNOT BE DELIVERED to ani (not delivered: no reminders)" in cli.ok("status", "old").stdout
+
+
+def test_a_wait_of_0m_is_none_as_0_is(cli):
+    """--remind, --grace and --hold-answers take 0 or none for none; 0m, 0h and 0d are the
+    same, not a usage error."""
+    cli.ok("new", "g1", "--players", "ani=ani@example.org,alex=alex@example.org", "--deadline", "24h",
+           "--remind", "6h", "--grace", "0h", "--now")
+    assert cli.json("mail", "settings", "g1")["grace_seconds"] == 0
+    cli.ok("mail", "settings", "g1", "--hold-answers", "0m", "--remind", "0d")
+    settings = cli.json("mail", "settings", "g1")
+    assert settings["hold_answers_seconds"] == 0 and settings["remind_seconds"] == 0

@@ -144,6 +144,13 @@ def test_a_player_extends_their_own_deadline_by_mail_once(timed):
     ("extend 25h", "a player may extend a deadline by at most 24h in this game; ask for 24h or less, or ask the moderator"),
     ("extend soon", "extend soon: a duration is a whole number of minutes, hours or days from 1m to 365d, "
                     "like 12h or 1d, e.g. extend 24h"),
+    # a duration written in words or with a space is an extend all the same, answered, not read past as chat
+    ("extend 1 day", "extend 1 day: a duration is a whole number of minutes, hours or days from 1m to 365d, "
+                     "like 12h or 1d, e.g. extend 24h"),
+    ("Extend 24 h", "extend 24 h: a duration is a whole number of minutes, hours or days from 1m to 365d, "
+                    "like 12h or 1d, e.g. extend 24h"),
+    ("extend -5 hours", "extend -5 hours: a duration is a whole number of minutes, hours or days from 1m to 365d, "
+                        "like 12h or 1d, e.g. extend 24h"),
 ])
 def test_an_extension_beyond_the_allowance_is_refused(timed, body, reason):
     game = timed()
@@ -151,6 +158,12 @@ def test_an_extension_beyond_the_allowance_is_refused(timed, body, reason):
     result = game.send("alex", f"password {game.passwords['alex']}\n{body}")
     assert result.lines[0]["text"] == reason and not result.lines[0]["ok"]
     assert game.frozen()[0] == before
+
+
+def test_extend_followed_by_words_is_chat_not_an_extension(timed):
+    game = timed()
+    result = game.send("alex", f"password {game.passwords['alex']}\nstatus\nextend my thanks to everyone")
+    assert [line["line"] for line in result.lines if not line.get("note")] == ["status"]
 
 
 def test_an_extension_after_the_deadline_is_refused(timed):

@@ -385,3 +385,15 @@ def test_an_answers_references_hold_the_judges_message_it_answers_and_the_player
     refs = answer["refs"].split()
     assert named in refs and refs[-1] == "<first@players.example.org>" and len(refs) <= 20, refs
     assert answer["in_reply_to"] == "<first@players.example.org>"
+
+
+def test_a_refused_command_among_chat_is_refused_not_partly_applied(game):
+    """The note that names the lines not read as commands is no command: a mail whose only
+    command was refused is 'refused' (pbem mail ingest says so), not 'partly applied'."""
+    password = game.passwords["ani"]
+    before = game.frozen()[0]
+    result = game.send("ani", f"password {password}\nI'm back!\nback")
+    assert [line["ok"] for line in result.lines if not line.get("note")] == [False]
+    assert any(line.get("note") and "Not read as commands" in line["text"] for line in result.lines)
+    assert result.outcome == "refused"
+    assert game.frozen()[0] == before

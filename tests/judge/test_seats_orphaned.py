@@ -155,3 +155,40 @@ def test_once_every_commitment_is_in_the_welcome_says_nothing_is_needed_and_when
     assert "(pbem nmr g1 lothar --force)" in text and "send your reveal" not in text
     commands.nmr(game.store, "g1", "lothar", force=True, at=at(4))
     assert next(e for e in game.log() if e["kind"] == "default")["data"]["reason"] == ORPHANED
+
+
+def test_the_welcome_shows_how_to_seal_afresh_and_no_late_default_without_a_due_time(game):
+    """The new player 'may seal a new choice now': the welcome lists the choices and the
+    line to send, as for any commitment owed; it does not add 'If you are late, the default
+    applies' with no due time, since nothing is owed until every commitment is in."""
+    judge.attach(game.store)
+    sealed = commands.seal(game.session(), "lothar", "A")
+    commands.commit(game.store, "g1", "lothar", sealed["commitment"], at=at(1))
+    since = last_id(game.store)
+    away.replace(game.store, "g1", "lothar", "maria@example.org", at=at(2))
+    text = welcome_of(game.store, since)
+    owed = text.split("You owe: ")[1].split("-----")[0]
+    assert "Send seal CHOICE, CHOICE exactly one of: " in owed, owed
+    assert "If you are late" not in owed, owed
+    html = game.store.conn.execute("select body_html from outbox where id > ? and recipient = ?",
+                                   (since, "maria@example.org")).fetchone()[0]
+    assert "If you are late" not in html.split("You owe")[1] and "seal CHOICE" in html
+
+
+def test_on_a_phone_the_heading_of_what_is_owed_stays_short(game):
+    """In the HTML private message the heading says what is owed ('You owe: select,
+    sealed'); the sentence that explains it (long for an orphaned seal) is a paragraph, not a
+    heading ten lines tall on a phone."""
+    import re
+    judge.attach(game.store)
+    sealed = commands.seal(game.session(), "lothar", "A")
+    commands.commit(game.store, "g1", "lothar", sealed["commitment"], at=at(1))
+    since = last_id(game.store)
+    away.replace(game.store, "g1", "lothar", "maria@example.org", at=at(2))
+    welcome_of(game.store, since)
+    html = game.store.conn.execute("select body_html from outbox where id > ? and recipient = ?",
+                                   (since, "maria@example.org")).fetchone()[0]
+    headings = re.findall(r"<h3>(.*?)</h3>", html, re.S)
+    assert "You owe: select, sealed" in headings, headings
+    assert "<p>the seat&#39;s former player sealed a choice" in html or \
+        "<p>the seat's former player sealed a choice" in html

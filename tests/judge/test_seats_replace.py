@@ -60,3 +60,27 @@ def test_the_ousted_player_is_told_that_their_seat_passed_on_and_why(table):
     assert mails[0]["body_text"].startswith(
         f"Your seat lothar in game g1 has passed on to a new player, from event {seq} on (the moderator's "
         f"decision: lothar asked to leave). Mail from you no longer counts for this seat")
+
+
+def test_when_the_judge_address_is_not_known_here_the_moderator_is_told_it_was_not_checked(game, tmp_path,
+                                                                                        monkeypatch):
+    """Without judge_address in the mail config or $PBEM_JUDGE_ADDRESS (a judge that sends
+    with 'pbem mail send --from ...'), replace cannot tell the judge's own address from a
+    person's: it says so, on stderr and under --json, rather than passing it silently."""
+    from typer.testing import CliRunner
+
+    from pbem.cli.program import app
+    monkeypatch.delenv("PBEM_JUDGE_ADDRESS", raising=False)
+    monkeypatch.delenv("PBEM_MAIL_CONFIG", raising=False)
+    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "no-config"))
+    result = CliRunner().invoke(app, ["replace", "g1", "lothar", "--email", "maria@example.org", "--reason", "left",
+                                      "--db", str(game.store.path)])
+    assert result.exit_code == 0, result.output
+    assert result.stderr == ("pbem: note: the judge's own address is not known here (judge_address in the mail "
+                             "config, or $PBEM_JUDGE_ADDRESS), so maria@example.org was not checked against it\n")
+    monkeypatch.setenv("PBEM_JUDGE_ADDRESS", "judge@example.org")
+    result = CliRunner().invoke(app, ["replace", "g1", "lothar", "--email", "mary@example.org", "--reason", "left",
+                                      "--db", str(game.store.path), "--json"])
+    assert result.exit_code == 0 and result.stderr == "", result.output
+    import json
+    assert json.loads(result.stdout)["judge_address_checked"] is True

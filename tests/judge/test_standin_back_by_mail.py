@@ -154,3 +154,62 @@ def test_a_1667_game_by_mail_lothar_leaves_comes_back_and_plays_again_and_mary_i
     report = audit_store(game.store, "g1")
     assert report["ok"], report
     assert report["discretion"]["seats_taken_back"] == 1 and report["discretion"]["replacements"] == 1
+
+
+def test_back_in_a_signed_game_says_how_to_take_the_seat_back(make_judge):
+    """A plain 'back' cannot show who sent it in a game that takes only signed moves: the
+    answer says what does take the seat back (a signed move, or the moderator's pbem back),
+    not to paste a block of a move the seat may not even owe; nothing changes."""
+    from pbem.protocol.signing import generate_keypair
+    keys = {p: generate_keypair() for p in ("ani", "alex", "frank", "lothar")}
+    game = make_judge(signed_keys={p: k[1] for p, k in keys.items()}, deadline_seconds=DAY, stand_in_after=1)
+    judge.attach(game.store)
+    commands.nmr(game.store, "g1", "lothar", force=True, at="2030-01-01T10:01:00Z")
+    assert "lothar" in game.session().standing_in
+    before = game.frozen()[0]
+    answer = game.send("lothar", "back")
+    assert answer.lines == [{"line": "back", "ok": False, "text": (
+        "this game takes moves only as signed blocks, so a plain 'back' cannot show that it comes from you: "
+        "any signed move of yours takes the seat back (pbem seal / pbem decide --key YOUR.key, the block "
+        "pasted into your mail), or ask the moderator to end the stand-in (pbem back g1 lothar)")}]
+    assert game.frozen()[0] == before and "lothar" in game.session().standing_in
+
+
+def _owed_line(game, player: str, since: int) -> str:
+    rows = [r for r in game.outbox() if r["id"] > since and r["recipient"] == f"{player}@example.org"]
+    text = "\n".join(r["body_text"] for r in rows)
+    return text.split("You owe: ")[1].split("\n\n")[0]
+
+
+def test_back_with_the_stand_in_s_choice_sealed_the_private_message_says_who_reveals_it(make_judge):
+    """After 'back', the stand-in's sealed choice for the open step stands: the player's
+    private message says so, that the judge reveals it, and how to seal a new one instead,
+    never 'then send your reveal' (the player has no salt). A choice the judge sealed on
+    receipt likewise needs no reveal from the player."""
+    game = make_judge(deadline_seconds=DAY, stand_in_after=1)
+    judge.attach(game.store)
+    commands.nmr(game.store, "g1", "lothar", force=True, at="2030-01-01T10:01:00Z")
+    for player in ("ani", "alex", "frank"):
+        session = game.session()
+        commands.commit_for_player(game.store, "g1", player, session.rules.default(session.state, player, "select"),
+                                   at="2030-01-01T10:02:00Z")
+    step = game.session().sealed
+    assert step is not None and step.commits["lothar"]["by"] == "stand-in"  # the stand-in sealed step 2 at once
+    since = game.outbox()[-1]["id"]
+    answer = game.send("lothar", f"password {game.passwords['lothar']}\nback\nprivate")
+    assert [line["ok"] for line in answer.lines] == [True, True]
+    owed = _owed_line(game, "lothar", since)
+    assert "then send your reveal" not in owed, owed
+    assert ("the stand-in sealed a choice for your seat in this step, and the judge reveals it once every "
+            "commitment is in. You may seal a new choice now: it replaces the stand-in's while commitments are "
+            "still coming in") in owed, owed
+    assert "Send seal CHOICE, CHOICE exactly one of: " in owed, owed
+    # a choice the judge sealed on receipt: nothing more to send
+    session = game.session()
+    since = game.outbox()[-1]["id"]
+    game.send("ani", f"password {game.passwords['ani']}\nseal {session.rules.default(session.state, 'ani', 'select')}"
+                     f"\nprivate")
+    owed = _owed_line(game, "ani", since)
+    assert "then send your reveal" not in owed, owed
+    assert ("the judge sealed your choice on receipt and reveals it once every commitment is in; nothing more is "
+            "needed from you") in owed, owed

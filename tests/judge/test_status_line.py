@@ -65,3 +65,16 @@ def test_a_view_of_another_state_is_not_taken(game):
     with store.transaction(), moment(store, AT):
         store.memo[("public_view", "g1", session.seq)] = (object(), {"phase": "forged"})
         assert letters.public_view(store, session) == session.rules.view(session.state, None)
+
+
+def test_the_status_line_names_the_seats_the_stand_in_plays(make_judge):
+    """A player's 'status' by mail says which seats the stand-in plays, as pbem status and
+    pbem games do for the moderator."""
+    game = make_judge(deadline_seconds=86400, stand_in_after=1)
+    commands.nmr(game.store, "g1", "lothar", force=True, at="2030-01-01T10:01:00Z")
+    session = game.session()
+    assert "lothar" in session.standing_in
+    line = statusline.status_text(game.store, "g1", session)
+    assert "; the stand-in plays lothar;" in line, line
+    answer = game.send("ani", "status")
+    assert "the stand-in plays lothar" in answer.lines[0]["text"]
