@@ -30,9 +30,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 EXTRA = "pbem[mail]"
-# resvg draws at 1.25 times the SVG's size, shown at its size or smaller: a 560-pixel board
-# becomes 700 pixels, about what a phone 390 pixels wide shows at twice the density, and
-# weighs less than half of twice the size (docs/email.md, "How heavy a message is")
+# resvg draws at the SVG's size, shown at its size or smaller: Tortuga's board is 300 pixels
+# wide, shown whole at its size on a phone 390 pixels wide (its smallest words 9 pixels), and
+# a picture at twice the size weighs twice as much (docs/email.md, "How heavy a message is")
 ZOOM = 1
 BOARDS = 1  # board pictures in one message: the latest
 _SVG = re.compile(r"<svg\b[^>]*>.*?</svg>", re.S | re.I)

@@ -163,7 +163,7 @@ def test_summary_and_private_message_arrive_with_the_board_as_a_picture(game, sm
         assert picture["complete"] and picture["w"] > 0 and picture["h"] > 0, picture
         assert picture["inked"] > 0, f"{picture['alt']}: the picture is blank"
     for board in boards:  # drawn at its size (pictures.ZOOM): readable on a phone, a third of the bytes
-        assert (board["w"], board["h"]) == (560, 270)
+        assert (board["w"], board["h"]) == (300, 468)
         assert board["inked"] > 5_000, board
 
     # the private message: the board too, and everything the text part says
