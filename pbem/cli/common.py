@@ -207,12 +207,22 @@ def parse_round(value: Optional[str]) -> int | None:
     """A round number given as text (click's own int check would quote all of it)."""
     if value is None:
         return None
-    if not value.strip().isdecimal():
+    if not digits(value.strip()):
         raise typer.BadParameter(f"{quote(value)} is not a round number; give one like 3")
     return int(value)
 
 
 DURATION = "a whole number of minutes, hours or days from 1m to 365d, like 30m, 48h or 3d"
+WIDE_DIGITS = "not a duration (its number in the digits 0 to 9)"
+
+
+def digits(text: str) -> bool:
+    """Whether ``text`` is a number in the digits 0 to 9 (str.isdecimal also takes ９ and ٩)."""
+    return text.isascii() and text.isdecimal()
+
+
+def _wide_digits(text: str) -> bool:
+    return len(text) >= 2 and text[-1] in "mhd" and text[:-1].isdecimal() and not text[:-1].isascii()
 
 
 def parse_duration(value: Optional[str]) -> int | None:
@@ -223,13 +233,15 @@ def parse_duration(value: Optional[str]) -> int | None:
     text = value.strip().lower()
     if text.startswith("-"):
         raise typer.BadParameter(f"{quote(value)}: a duration cannot be negative; give {DURATION}")
-    if len(text) >= 2 and text[-1] in units and text[:-1].isdecimal() and int(text[:-1]) > 0:
+    if _wide_digits(text):
+        raise typer.BadParameter(f"{quote(value)}: {WIDE_DIGITS}; give {DURATION}")
+    if len(text) >= 2 and text[-1] in units and digits(text[:-1]) and int(text[:-1]) > 0:
         seconds = int(text[:-1]) * units[text[-1]]
         if seconds <= 365 * 86400:
             return seconds
         raise typer.BadParameter(f"{quote(value)}: a deadline of more than a year (365d) is not a deadline; "
                                  f"give {DURATION}")
-    if len(text) >= 2 and text[-1] in units and text[:-1].isdecimal():  # 0m, 0h, 0d
+    if len(text) >= 2 and text[-1] in units and digits(text[:-1]):  # 0m, 0h, 0d
         raise typer.BadParameter(f"{quote(value)}: a duration is at least 1m; give {DURATION}")
     raise typer.BadParameter(f"{quote(value)}: not a duration; give {DURATION}")
 
@@ -239,7 +251,9 @@ def parse_wait(value: Optional[str], option: str) -> int | None:
     if value is None:
         return None
     text = value.strip().lower()
-    if text in ("0", "none") or (len(text) >= 2 and text[-1] in "mhd" and text[:-1].isdecimal()
+    if _wide_digits(text):
+        raise typer.BadParameter(f"{option} {quote(value)}: {WIDE_DIGITS}; give {DURATION}, or none")
+    if text in ("0", "none") or (len(text) >= 2 and text[-1] in "mhd" and digits(text[:-1])
                                   and int(text[:-1]) == 0):  # 0m, 0h, 0d: none, as 0 is
         return 0
     try:

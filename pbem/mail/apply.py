@@ -163,7 +163,9 @@ def duration(text: str) -> int | None:
     """Seconds of an ``extend`` duration (12h, 1d, 90m; from 1m to 365d), or None."""
     units = {"m": 60, "h": 3600, "d": 86400}
     text = text.strip().lower()
-    if len(text) >= 2 and text[-1] in units and text[:-1].isdecimal() and 0 < int(text[:-1]) <= 365 * 1440:
+    number = text[:-1]  # in the digits 0 to 9 only (str.isdecimal takes ９ too)
+    if len(text) >= 2 and text[-1] in units and number.isascii() and number.isdecimal() \
+            and 0 < int(number) <= 365 * 1440:
         seconds = int(text[:-1]) * units[text[-1]]
         return seconds if seconds <= 365 * 86400 else None
     return None

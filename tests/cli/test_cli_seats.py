@@ -30,6 +30,11 @@ def test_a_deadline_past_a_year_is_refused_in_one_line(cli):
     (("extend", "g1", "-5h"), "'-5h': a duration cannot be negative; give " + DURATION),
     (("extend", "g1", "ani", "5x"), "'5x': not a duration; give " + DURATION),
     (("extend", "g1", "ani", "0h"), "'0h': a duration is at least 1m; give " + DURATION),
+    # full-width digits (a phone's Japanese or Chinese keyboard) are not a duration's digits
+    (("extend", "g1", "ani", "\uff19h"), "'\uff19h': not a duration (its number in the digits 0 to 9); give "
+     + DURATION),
+    (("mail", "settings", "g1", "--remind", "\uff10h"), "--remind '\uff10h': not a duration"),
+    (("mail", "settings", "g1", "--remind", "\uff11\uff12h"), "--remind '\uff11\uff12h': not a duration"),
     (("extend", "g1", "ani", "0m"), "'0m': a duration is at least 1m; give " + DURATION),
     (("mail", "tick", "--at", "noon"), "--at 'noon' is not a time; give one in UTC like 2030-01-02T10:00:00Z"),
     (("mail", "settings", "g1", "--remind", "-1h"), "--remind '-1h': a duration cannot be negative"),

@@ -66,3 +66,12 @@ def test_a_mailed_extension_past_the_bound_gets_an_answer(timed):
     result = timed.send("alex", f"password {timed.passwords['alex']}\nextend 400d")
     assert result.lines[0]["text"] == ("extend 400d: a duration is a whole number of minutes, hours or days "
                                        "from 1m to 365d, like 12h or 1d, e.g. extend 24h")
+
+
+def test_a_mailed_extension_in_full_width_digits_is_not_a_duration(timed):
+    before = timed.frozen()
+    result = timed.send("ani", f"password {timed.passwords['ani']}\nextend \uff19h")
+    assert not result.lines[0]["ok"]
+    assert result.lines[0]["text"] == ("extend \uff19h: a duration is a whole number of minutes, hours or days "
+                                       "from 1m to 365d, like 12h or 1d, e.g. extend 24h")
+    assert timed.frozen()[0] == before[0]
