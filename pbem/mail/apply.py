@@ -8,6 +8,8 @@ queued once, as things stand after all of it (``pbem.mail.judge.one_mail``).
 
 from __future__ import annotations
 
+import re
+
 from ..games.base import ChoiceError
 from ..protocol import commands, loading, submissions
 from ..protocol.errors import ProtocolError
@@ -143,6 +145,9 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
         return False, one_line(exc), None
 
 
+_LOG_TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\b")  # a time as the log writes it
+
+
 def _extend(store, row, text: str, now: str) -> tuple[bool, str, object]:
     """A player's own extension (``extend 24h``), within the game's allowance."""
     from ..protocol import away as absence
@@ -152,8 +157,11 @@ def _extend(store, row, text: str, now: str) -> tuple[bool, str, object]:
         raise Refused(f"extend {shortened(text)}: a duration is a whole number of minutes, hours or days "
                       f"from 1m to 365d, like 12h or 1d, e.g. extend 24h")
     outcome: dict = {}
-    after = absence.extend(store, row.game, row.player, seconds=seconds, by="player", reason="asked by mail",
-                              at=now, outcome=outcome)
+    try:
+        after = absence.extend(store, row.game, row.player, seconds=seconds, by="player", reason="asked by mail",
+                               at=now, outcome=outcome)
+    except Refused as exc:  # the bound's times as the rest of the player's mail shows them
+        raise Refused(_LOG_TIME.sub(lambda m: shown(m.group(0), row.tz), str(exc))) from None
     dues = "; ".join(f"your {r['kind']} (round {r['round']}, step {r['step']}) is now due {shown(r['until'], row.tz)}"
                      for r in outcome["requests"])
     return True, f"extension granted: {dues}", after

@@ -171,7 +171,7 @@ def test_an_extension_after_the_deadline_is_refused(timed):
     game.minute = 24 * 60 + 5  # the mail arrives after the deadline
     before = game.frozen()[0]
     result = game.send("frank", f"password {game.passwords['frank']}\nextend 2h")
-    assert result.lines[0]["text"] == ("the deadline of frank's select passed at 2030-01-02T10:00:00Z; "
+    assert result.lines[0]["text"] == ("the deadline of frank's select passed at 2030-01-02 10:00:00 UTC; "
                                        "an extension must come before it (after it, only the moderator can "
                                        "give a new deadline)")
     assert game.frozen()[0] == before
