@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import pytest
 
-from pbem.mail import judge
+from pbem.mail import addresses, judge
 from pbem.protocol import away as absence, reports
 from pbem.protocol.errors import Refused
 
@@ -78,3 +78,13 @@ def test_a_mailed_extension_in_full_width_digits_is_not_a_duration(timed):
     assert result.lines[0]["text"] == ("extend \uff19h: a duration is a whole number of minutes, hours or days "
                                        "from 1m to 365d, like 12h or 1d, e.g. extend 24h")
     assert timed.frozen()[0] == before[0]
+
+
+def test_a_mailed_refusal_at_the_bound_shows_the_players_zone_too(timed):
+    addresses.register(timed.store, "g1", "ani", "ani@example.org", at=T0, tz="Europe/Prague")
+    absence.extend(timed.store, "g1", "ani", until="2031-01-01T10:00:00Z", at=T0)
+    result = timed.send("ani", f"password {timed.passwords['ani']}\nextend 24h")
+    text = result.lines[0]["text"]
+    assert text.startswith("the new deadline 2031-01-02 10:00:00 UTC (2031-01-02 11:00:00 CET, Europe/Prague) "
+                           "is more than a year"), text
+    assert "T10:" not in text
