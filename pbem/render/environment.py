@@ -78,23 +78,23 @@ MEMO_SIZE = 4096  # rendered pieces kept per format (a board's SVG is some 5 kB)
 
 
 def _memo():
-    """Template global ``memo(name, macro, model)``: what ``macro(model)`` renders, kept by
-    the model's content, so a piece drawn again and again from the same data (a player's
+    """Template global ``memo(name, macro, *models)``: what ``macro(*models)`` renders, kept by
+    the models' content, so a piece drawn again and again from the same data (a player's
     board in each of their private messages and in each summary of the round, while it does
     not change) is rendered once. Only plain data is a key (what JSON can write, compared by
     its ``repr``, which tells 1 from "1"); anything else is rendered every time."""
     import json
     kept: dict = {}
 
-    def memo(name: str, macro, model):
+    def memo(name: str, macro, *models):
         try:
-            json.dumps(model)
+            json.dumps(models)
         except (TypeError, ValueError):
-            return macro(model)
-        key = (name, repr(model))
+            return macro(*models)
+        key = (name, repr(models))
         found = kept.get(key)
         if found is None:
-            found = kept[key] = macro(model)
+            found = kept[key] = macro(*models)
             if len(kept) > MEMO_SIZE:
                 del kept[next(iter(kept))]  # the oldest
         return found
