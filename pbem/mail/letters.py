@@ -117,20 +117,22 @@ def queue_summary(store, session, round_: int | None, at: str, final: bool = Fal
                       [address for _player, address in recipients(store, session.game_id)])
 
 
-def materialize(store, game: str, spec_text: str) -> tuple[str, str, list[dict]]:
+def materialize(store, game: str, spec_text: str, kept: dict | None = None) -> tuple[str, str, list[dict]]:
     """The text, HTML and files of a summary: the log up to the head it names, rendered. A
     round's summary is replayed from the snapshot taken before that round began (the cost
     of one round); the final result, once per game, from the first event, and it carries
     the export (GAME.jsonl), so that every player can audit the game without the moderator,
     and make the game's viewer from it (``pbem page --file``: the page itself weighs more
-    than the rest of the mail together, docs/email.md "How heavy a message is")."""
+    than the rest of the mail together, docs/email.md "How heavy a message is").
+    ``kept``: kept between calls, so that a summary goes on from the replay of the one
+    before it (``record.for_round``)."""
     from ..store.export import export_lines
     from ..protocol.loading import SEED, held_source
     from ..protocol.errors import Refused
     from ..render import record, summary
     spec = json.loads(spec_text)
     if spec["what"] != "result":
-        rec = record.for_round(store, game, spec["round"], spec["upto"], spec["head"])
+        rec = record.for_round(store, game, spec["round"], spec["upto"], spec["head"], kept)
         return (summary.render_public(rec, spec["round"], "text")[1],
                 summary.render_public(rec, spec["round"], "html")[1], [])
     events = store.events(game, upto=spec["upto"])
@@ -151,9 +153,11 @@ def materialize(store, game: str, spec_text: str) -> tuple[str, str, list[dict]]
 
 # ---------------------------------------------------------------------- rendering at send time
 
-def render_row(store, game: str, render: str, cache: dict) -> tuple[str, str | None, str | None]:
+def render_row(store, game: str, render: str, cache: dict,
+               records: dict | None = None) -> tuple[str, str | None, str | None]:
     """(text, html, attachments) of a row queued as what to render; ``cache`` keeps each
-    summary rendered once for every recipient."""
+    summary rendered once for every recipient; ``records``, the replays of the summaries
+    rendered last, for the next to go on from (see ``materialize``)."""
     from .moment import LATE, html_of, join
     data = json.loads(render)
     if "parts" not in data:  # a row queued before moments: one summary spec alone
@@ -171,7 +175,7 @@ def render_row(store, game: str, render: str, cache: dict) -> tuple[str, str | N
             continue
         key = (game, json.dumps(part["spec"], sort_keys=True))
         if key not in cache:
-            cache[key] = materialize(store, game, json.dumps(part["spec"]))
+            cache[key] = materialize(store, game, json.dumps(part["spec"]), records)
         text, html, attached = cache[key]
         texts.append(text)
         htmls.append(html)

@@ -378,6 +378,7 @@ def render_pending(store) -> int:
     many summaries were rendered."""
     from .letters import render_row
     cache: dict = {}
+    records: dict = {}  # the replay of each game's round as of its last summary, to go on from
     rendered: list = []
 
     def write() -> None:  # in one transaction (one commit), the rendering done outside it
@@ -388,7 +389,7 @@ def render_pending(store) -> int:
             rendered.clear()
     try:
         for row in outbox.to_render(store):
-            rendered.append((row.id, *render_row(store, row.game, row.render, cache)))
+            rendered.append((row.id, *render_row(store, row.game, row.render, cache, records)))
             if len(rendered) >= RENDER_BATCH:
                 write()
     finally:

@@ -49,7 +49,7 @@ def _environment(fmt: str, folder: str):
     import jinja2
     if not Path(folder, "shared").is_dir():
         raise FileNotFoundError(f"no templates in {folder} (set PBEM_TEMPLATES to the templates folder)")
-    env = jinja2.Environment(
+    env = _fast_environment(jinja2)(
         loader=jinja2.FileSystemLoader(folder),
         bytecode_cache=_bytecode_cache(jinja2, fmt),
         autoescape=(fmt == "html"),
@@ -74,27 +74,54 @@ def _environment(fmt: str, folder: str):
     return env
 
 
+def _fast_environment(jinja2):
+    """jinja2.Environment with a quicker ``x.name`` for plain dicts (the view models): the
+    same answer as Jinja's (an attribute of the dict first, then its key, else undefined),
+    without raising and catching an AttributeError for every key a template reads."""
+    dict_names = frozenset(dir(dict))
+
+    class Environment(jinja2.Environment):
+        def getattr(self, obj, attribute):
+            if type(obj) is dict and attribute not in dict_names:
+                try:
+                    return obj[attribute]
+                except KeyError:
+                    return self.undefined(obj=obj, name=attribute)
+            return super().getattr(obj, attribute)
+    return Environment
+
+
+def _plain(value) -> bool:
+    """Whether ``value`` is plain data (str, int, float, bool, None, and lists, tuples and
+    str-keyed dicts of them, exact types only), quicker than a trial ``json.dumps``."""
+    kind = type(value)
+    if kind is str or kind is int or kind is float or kind is bool or value is None:
+        return True
+    if kind is list or kind is tuple:
+        return all(_plain(item) for item in value)
+    if kind is dict:
+        return all(type(key) is str and _plain(item) for key, item in value.items())
+    return False
+
+
 MEMO_SIZE = 4096  # rendered pieces kept per format (a board's SVG is some 5 kB)
 
 
 def _memo():
-    """Template global ``memo(name, macro, model)``: what ``macro(model)`` renders, kept by
-    the model's content, so a piece drawn again and again from the same data (a player's
+    """Template global ``memo(name, macro, *models)``: what ``macro(*models)`` renders, kept by
+    the models' content, so a piece drawn again and again from the same data (a player's
     board in each of their private messages and in each summary of the round, while it does
-    not change) is rendered once. Only plain data is a key (what JSON can write, compared by
-    its ``repr``, which tells 1 from "1"); anything else is rendered every time."""
-    import json
+    not change) is rendered once. Only plain data is a key (see ``_plain``, compared by its
+    ``repr``, which tells 1 from "1" and True from 1); anything else is rendered every time."""
     kept: dict = {}
 
-    def memo(name: str, macro, model):
-        try:
-            json.dumps(model)
-        except (TypeError, ValueError):
-            return macro(model)
-        key = (name, repr(model))
+    def memo(name: str, macro, *models):
+        if not _plain(models):
+            return macro(*models)
+        key = (name, repr(models))
         found = kept.get(key)
         if found is None:
-            found = kept[key] = macro(model)
+            found = kept[key] = macro(*models)
             if len(kept) > MEMO_SIZE:
                 del kept[next(iter(kept))]  # the oldest
         return found

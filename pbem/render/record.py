@@ -69,22 +69,25 @@ def _fields(event):
 
 
 def build(game_id: str, events, seed: bytes | None, held=None, start: Session | None = None,
-          start_head: tuple[int, str] = (0, ""), draws: bool = False) -> GameRecord:
+          start_head: tuple[int, str] = (0, ""), draws: bool = False,
+          resume: GameRecord | None = None) -> GameRecord:
     """Replay ``events`` (store Events or export dicts) with ``seed`` into a GameRecord;
     ``held``: the held reveals of anonymous steps (default: those the log discloses);
     ``draws``: keep every random draw, in order, in ``session.rng.draws``.
     ``start``: a session to go on from (a snapshot's, at ``start_head``) instead of the
     first event; the record then holds the rounds that began after it (what came before
-    them lands in ``setup``, which only round 1 shows)."""
-    if not events and start is None:
-        raise Refused(f"no events for game {quote(game_id)}")
-    session = start or Session(game_id, seed, held if held is not None else held_in(events))
+    them lands in ``setup``, which only round 1 shows). ``resume``: a record this function
+    returned, to go on from with the events after its head (the same record as replaying
+    all of them at once); it is changed in place and must not be used afterwards."""
+    if resume is not None:
+        session, rounds, setup = resume.session, resume.rounds, resume.setup
+        revealed, head, votes_played = resume.revealed_seed, resume.head, resume.votes_played
+    else:
+        if not events and start is None:
+            raise Refused(f"no events for game {quote(game_id)}")
+        session = start or Session(game_id, seed, held if held is not None else held_in(events))
+        rounds, setup, revealed, head, votes_played = [], [], None, start_head, []
     session.record_draws = draws
-    rounds: list[RoundRecord] = []
-    setup: list = []
-    revealed = None
-    head = start_head
-    votes_played: list = []
     for event in events:
         kind, data, at, seq, digest = _fields(event)
         before = session.state
@@ -189,11 +192,17 @@ def from_store(store, game_id: str) -> GameRecord:
     return build(game_id, events, bytes.fromhex(secret) if secret else None, held_source(store, game_id))
 
 
-def for_round(store, game_id: str, round_: int, upto: int, head: str) -> GameRecord:
+def for_round(store, game_id: str, round_: int, upto: int, head: str, kept: dict | None = None) -> GameRecord:
     """The record of round ``round_`` as of event ``upto`` (whose hash must be ``head``),
     replayed from the last snapshot taken before that round began: the cost of one round,
     however long the game. Snapshots are a cache that ``audit`` checks against the replay;
-    without one the whole log up to ``upto`` is replayed, to the same record."""
+    without one the whole log up to ``upto`` is replayed, to the same record.
+
+    ``kept``: a dict the caller keeps between calls (``pbem mail send`` renders summary
+    after summary of the same round at later heads): the record replayed last for this
+    game, round and start goes on from its head with the newer events alone, to the same
+    record as a replay from the start. The record returned is the caller's until its next
+    call with ``kept``."""
     from ..protocol.loading import SEED, held_source
     from ..protocol.snapshot import read_snapshot
     secret = store.get_secret(game_id, SEED)
@@ -207,14 +216,25 @@ def for_round(store, game_id: str, round_: int, upto: int, head: str) -> GameRec
         session = Session.from_json(data, seed, held) if data is not None and "light" not in data else None
         if session is not None and session.state is not None and session.state.round < round_:
             start, after = session, snapshot.seq  # else (its round column is wrong) from the start
-    events = store.events(game_id, after=after, upto=upto)
-    start_head = (after, store.hash_at(game_id, after))
+    found = kept.pop(game_id, None) if kept is not None else None  # one record a game at most
+    last = found[1] if found is not None and found[0] == (round_, after) else None
+    if last is not None and not after <= last.head[0] <= upto:
+        last = None
+    first = last.head[0] if last is not None else after
+    events = store.events(game_id, after=first, upto=upto)
+    start_head = last.head if last is not None else (after, store.hash_at(game_id, after))
     if ((events[-1].seq, events[-1].hash) if events else start_head) != (upto, head):
         raise Refused(f"game {game_id}: the log no longer reaches event {upto} {head[:8]}…; "
                       f"run pbem audit {game_id}")
-    if start is None:
-        return build(game_id, events, seed, held)
-    return build(game_id, events, seed, held, start=start, start_head=start_head)
+    if last is not None:
+        rec = build(game_id, events, seed, held, resume=last)
+    elif start is None:
+        rec = build(game_id, events, seed, held)
+    else:
+        rec = build(game_id, events, seed, held, start=start, start_head=start_head)
+    if kept is not None:
+        kept[game_id] = ((round_, after), rec)
+    return rec
 
 
 def from_export(text: str, draws: bool = False) -> GameRecord:

@@ -107,3 +107,25 @@ def test_audit_checks_every_kept_snapshot(played, tmp_path):
     tampered.conn.execute("update snapshots set state = 'x' where game = 'g' and seq = ?", [seq])
     report = audit.audit_store(tampered, "g")  # and one changed without its digest
     assert not report["ok"] and report["bad_seq"] == seq and "changed after it was written" in report["problem"]
+
+
+def test_a_summary_going_on_from_the_one_before_reads_as_its_own_replay(played):
+    """``pbem mail send`` keeps the replay of the last summary it rendered and goes on from it
+    with the newer events alone: at every event of every round, the same bytes as a replay of
+    that summary alone, also when a head goes back or the round changes."""
+    store, specs = played
+    rounds = [s for s in specs if s["what"] == "summary"]
+    last = rounds[-1]["upto"]
+    heads = []
+    for spec, following in zip(rounds, rounds[1:] + [None]):
+        end = following["upto"] if following else last
+        heads += [(spec["round"], upto) for upto in range(spec["upto"], end + 1)]
+    heads += [(rounds[1]["round"], rounds[1]["upto"]), (rounds[0]["round"], rounds[0]["upto"] + 1)]  # back again
+    kept: dict = {}
+    for round_, upto in heads:
+        head = store.hash_at("g", upto)
+        going_on = record.for_round(store, "g", round_, upto, head, kept)
+        texts = [summary.render_public(going_on, round_, fmt)[1] for fmt in ("text", "html")]
+        alone = record.for_round(store, "g", round_, upto, head)
+        assert texts == [summary.render_public(alone, round_, fmt)[1] for fmt in ("text", "html")], (round_, upto)
+    assert len(heads) > 20
