@@ -11,12 +11,18 @@ from .session import Session
 from .writing import reveal_event, write
 
 
+def _fields(number: int, body: dict, what: str, names: tuple, ints: tuple = ()) -> None:
+    """Refuse a block whose body is not exactly version 1 with ``names`` (strings, but for
+    ``ints``), in one line naming the fields."""
+    if set(body) != {"v", "game", "kind", *names} or body["v"] != 1 or not all(
+            type(body[k]) is int if k in ints else isinstance(body[k], str) for k in names):
+        raise Refused(f"submission block {number} is not a version 1 {what} (fields v, game, kind, "
+                      f"{', '.join(names)})")
+
+
 def _seed_block(session: Session, number: int, body: dict, payload: dict, done: list):
     """A signed client seed from a submission block (docs/protocol.md §14)."""
-    if set(body) != {"v", "game", "kind", "player", "seed", "nonce"} or body["v"] != 1 or not all(
-            isinstance(body[k], str) for k in ("player", "seed", "nonce")):
-        raise Refused(f"submission block {number} is not a version 1 client_seed (fields v, game, kind, player, "
-                      f"seed, nonce)")
+    _fields(number, body, "client_seed", ("player", "seed", "nonce"))
     player = session.player(body["player"])
     item = {"kind": "client_seed", "player": player, "round": None, "step": None,
             "already_recorded": session.client_seeds.get(player) == body["seed"]}
@@ -30,10 +36,7 @@ def _seed_block(session: Session, number: int, body: dict, payload: dict, done: 
 
 def _key_block(session: Session, number: int, body: dict, payload: dict, done: list):
     """A player's key change, signed with the key the seat holds (docs/protocol.md §14)."""
-    if set(body) != {"v", "game", "kind", "player", "public_key", "nonce"} or body["v"] != 1 or not all(
-            isinstance(body[k], str) for k in ("player", "public_key", "nonce")):
-        raise Refused(f"submission block {number} is not a version 1 key change (fields v, game, kind, player, "
-                      f"public_key, nonce)")
+    _fields(number, body, "key change", ("player", "public_key", "nonce"))
     if "sig" not in payload:
         raise Refused(f"submission block {number} changes {body['player']}'s key but is not signed: a key change "
                       f"is signed with the key the seat holds (pbem key GAME PLAYER NEW-KEY --sign-with OLD.key)")
@@ -48,11 +51,7 @@ def _key_block(session: Session, number: int, body: dict, payload: dict, done: l
 
 def _extend_block(session: Session, number: int, body: dict, payload: dict, done: list):
     """A player's own extension, signed (docs/protocol.md §16)."""
-    if set(body) != {"v", "game", "kind", "player", "round", "step", "seconds", "nonce"} or body["v"] != 1 \
-            or not all(isinstance(body[k], str) for k in ("player", "nonce")) \
-            or not all(type(body[k]) is int for k in ("round", "step", "seconds")):
-        raise Refused(f"submission block {number} is not a version 1 extension (fields v, game, kind, player, "
-                      f"round, step, seconds, nonce)")
+    _fields(number, body, "extension", ("player", "round", "step", "seconds", "nonce"), ints=("round", "step", "seconds"))
     if "sig" not in payload:
         raise Refused(f"submission block {number} is an extension but is not signed (pbem extend GAME --context "
                       f"TOKEN 24h --sign-with YOUR.key)")
