@@ -237,6 +237,9 @@ def _submission_text(item: dict) -> str:
     what = f"{_WHAT[item['kind']]} of {safe(item['player'])} for round {item['round']} step {item['step']}"
     if item["already_recorded"]:
         return f"{what}: already recorded; nothing changed"
+    if item.get("early"):
+        return (f"{what} held: it opens the commitment, and is recorded once every commitment of the step "
+                f"is in (unseen by the others until then)")
     if item.get("held"):
         return f"{what} recorded; the judge holds it until the game ends (anonymous step)"
     if item.get("illegal"):

@@ -25,7 +25,8 @@ read past. One command a line:
   password WORD          your mail password (from your first private message)
   seal CHOICE            the judge seals your choice on receipt, e.g. seal {sealed}
   commit HASH            a commitment made with: pbem seal --context TOKEN CHOICE
-  reveal CHOICE SALT     its reveal, once every commitment is in
+  reveal CHOICE SALT     its reveal, once every commitment is in (or on the line after the
+                         commit: the judge holds it, unseen by the others, until then)
   CHOICE                 an open decision, e.g. {open}
   client-seed TEXT       your client seed, before the game starts
   extend 24h             more time for what you owe now (the game allows it once, up to 24h, unless
@@ -75,6 +76,9 @@ def _apply_blocks(store, row, text: str, blocks, signed_game: bool, now: str, re
         result.lines.append({"line": "(submission blocks)", "ok": False, "text": one_line(exc)})
         return
     for item in done:
+        if item.get("early"):
+            result.lines.append({"line": "(submission block)", "ok": True, "text": EARLY})
+            continue
         note = " (already recorded, nothing changed)" if item.get("already_recorded") else ""
         result.lines.append({"line": "(submission block)", "ok": True, "text": f"{item['kind']} of {item['player']} recorded{note}"})
 
@@ -98,7 +102,10 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
             after = commands.commit(store, game, player, command.args[0], at=now)
             done = "commitment recorded"
         elif command.verb == "reveal":
-            after = commands.reveal(store, game, player, command.args[0], command.args[1], at=now)
+            outcome: dict = {}
+            after = commands.reveal(store, game, player, command.args[0], command.args[1], at=now, outcome=outcome)
+            if outcome.get("early"):
+                return True, EARLY, after
             done = ("reveal accepted and held by the judge alone: nobody sees who played what until the game ends"
                     if anonymous else "reveal accepted")
         elif command.verb == "seal":
@@ -143,6 +150,10 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
         return True, done, after
     except ERRORS as exc:
         return False, one_line(exc), None
+
+
+EARLY = ("reveal held: it opens your commitment, and the judge keeps it unseen by the others until every "
+         "commitment of the step is in, then records it as yours; nothing more to send for this step")
 
 
 _LOG_TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\b")  # a time as the log writes it

@@ -26,7 +26,7 @@ from .repeats import Log, decision_fits_now, find as find_repeat, same_choice
 from .rng import RandomSource
 from .session import Session
 from .times import now_utc  # noqa: F401 - callers take the clock from here
-from .writing import emit, end_of_play, held_choice, held_name, note, reveal_event, write
+from .writing import emit, end_of_play, held_choice, held_name, hold_early, note, reveal_event, write
 
 GAME_ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]{0,63}$")
 
@@ -227,6 +227,9 @@ def reveal(store, game_id: str, player: str, choice: str, salt: str, round_step=
             return
         r, s = round_step or _current_step(session, player)
         data.update(round=r, step=s, choice=_committed_spelling(session, player, (r, s), choice, salt))
+        if hold_early(store, session, data):  # sent early: held, unseen, until every commitment is in
+            note(outcome, kind="reveal", player=player, round=r, step=s, already_recorded=False, early=True)
+            return
         kind, event = reveal_event(store, session, data)
         yield kind, event
         if kind == "reveal_held":  # what was played stays with the judge until the end

@@ -67,7 +67,7 @@ class Moves:
             self.sealed = SealedStep(key[0], key[1], tuple(r.player for r in sealed), kind=sealed[0].kind,
                                      anonymous=sealed[0].anonymous)
 
-    def _check_signature(self, kind: str, data: dict, by: str = "player") -> None:
+    def _check_signature(self, kind: str, data: dict, by: str = "player", record: bool = True) -> None:
         """The signature rule, the same live and on audit. ``by`` is who made the sealed
         choice (the commitment's maker, for a reveal): the player, or the moderator who
         sealed a choice sent privately (never allowed in a signed game)."""
@@ -100,7 +100,8 @@ class Moves:
             raise Refused(f"this signed {kind} was already used (replayed submission); sign a fresh one")
         if not verify(self.keys[player], signed_body(self.game_id, kind, data), signature):
             raise Refused(f"the signature on {player}'s {kind} is not valid for their registered key")
-        self.nonces.add(nonce)
+        if record:  # (not for a reveal sent early: its nonce is spent when it is recorded)
+            self.nonces.add(nonce)
 
     def _need_state(self) -> None:
         if self.seed_revealed or self.disclosed:  # anyone could now predict every later roll and draw
@@ -190,16 +191,8 @@ class Moves:
                           f"the default applied) and cannot be changed; this reveal is not the recorded one")
         if player not in step.commits:
             raise Refused(f"{player} owes no reveal in step {step.round}.{step.step}")
-        try:
-            salt = parse_salt(data["salt"])
-        except ValueError as exc:
-            raise Refused(str(exc)) from None
+        self._matching(step, player, data)
         choice = data["choice"]
-        if not isinstance(choice, str) or not commitment_matches(
-                step.commits[player]["commitment"], self.game_id, step.round, step.step,
-                player, choice, salt):
-            raise Refused(f"this reveal does not match {player}'s commitment for step "
-                          f"{step.round}.{step.step} (wrong choice or salt, or made for another step)")
         self._check_signature("reveal", data, step.commits[player]["by"])
         if step.commits[player]["by"] == "player":
             self._came_back(player)
@@ -212,6 +205,42 @@ class Moves:
             raise Refused(f"recorded illegal_code {quote(data['illegal_code'])}, but the revealed choice is legal")
         step.revealed.add(player)
         self._play(player, applied)
+
+    def _matching(self, step: SealedStep, player: str, data: dict) -> None:
+        """The reveal in ``data`` opens ``player``'s commitment for ``step``, or Refused."""
+        try:
+            salt = parse_salt(data["salt"])
+        except ValueError as exc:
+            raise Refused(str(exc)) from None
+        choice = data["choice"]
+        if not isinstance(choice, str) or not commitment_matches(
+                step.commits[player]["commitment"], self.game_id, step.round, step.step,
+                player, choice, salt):
+            raise Refused(f"this reveal does not match {player}'s commitment for step "
+                          f"{step.round}.{step.step} (wrong choice or salt, or made for another step)")
+
+    def check_early_reveal(self, data: dict) -> None:
+        """A reveal sent before every commitment is in, checked now as it will be checked
+        once they are (docs/protocol.md, "A reveal sent early"): it opens the player's own
+        commitment in the open step, is signed where the game requires it, and reveals a
+        choice the rules allow. Refused otherwise; nothing is recorded either way."""
+        step = self._sealed_for(data, "reveal")
+        player = data["player"]
+        if player in step.defaulted or player not in step.commits:
+            raise Refused(f"{player} has no commitment in step {step.round}.{step.step} yet; send commit HASH "
+                          f"first (the reveal may follow it in the same mail, on a later line)")
+        by = step.commits[player]["by"]
+        if by != "player":
+            raise Refused(f"{player}'s choice for step {step.round}.{step.step} was sealed by the "
+                          f"{'judge (seal CHOICE)' if by == 'moderator' else by}, which reveals it itself once "
+                          f"every commitment is in; there is nothing for {player} to reveal")
+        self._matching(step, player, data)
+        self._check_signature("reveal", data, by, record=False)
+        _, illegal, _ = self._legal_or_default(player, data["choice"])
+        if illegal is not None:
+            raise Refused(f"the choice this reveal opens is not allowed ({illegal}); the default would be played "
+                          f"for it: commit a legal choice instead (until every commitment is in, a new "
+                          f"commitment replaces this one)")
 
     def _on_default(self, data: dict, at: str) -> None:
         """The documented default for a player who owes a choice and is late."""

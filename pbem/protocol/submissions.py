@@ -8,7 +8,7 @@ from ..text import quote
 from .errors import Refused
 from .repeats import Log, find as find_repeat
 from .session import Session
-from .writing import reveal_event, write
+from .writing import hold_early, reveal_event, write
 
 
 def _fields(number: int, body: dict, what: str, names: tuple, ints: tuple = ()) -> None:
@@ -117,6 +117,9 @@ def submit(store, game_id: str, text: str, at=None) -> list[dict]:
             item = {"kind": body["kind"], "player": body["player"], "round": body["round"],
                     "step": body["step"], "already_recorded": False}
             done.append(item)
+            if body["kind"] == "reveal" and hold_early(store, session, data):
+                item["early"] = True  # kept, unseen, until every commitment is in
+                continue
             kind, event = reveal_event(store, session, data) if body["kind"] == "reveal" else (body["kind"], data)
             yield kind, event
             if kind == "reveal_held":

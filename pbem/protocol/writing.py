@@ -14,6 +14,7 @@ import json
 
 from .anonymous import batch_digest
 from .cache import snapshot_at_commit, write_snapshot
+from .commit import commitment_matches
 from .errors import Refused
 from .loading import SEED, held_source, load
 from .reports import private
@@ -28,6 +29,12 @@ ORPHANED = ("no reveal: the seat's former player sealed this choice on their own
 def held_name(round_: int, step: int, player: str) -> str:
     """The name of the secret that keeps the choice and salt sealed for ``player``."""
     return f"held/{round_}/{step}/{player}"
+
+
+def early_name(round_: int, step: int, player: str) -> str:
+    """The name of the secret that keeps a reveal a player sent before every commitment of
+    the step was in (recorded, as theirs, once they all are)."""
+    return f"early/{round_}/{step}/{player}"
 
 
 def note(outcome: dict | None, **facts) -> None:
@@ -90,6 +97,11 @@ def _follow_ups(store, session: Session):
                     yield reveal_event(store, session, reveal)
                     progress = True
                     break
+                early = _early_reveal(store, session, step, player)
+                if early is not None:
+                    yield reveal_event(store, session, early)
+                    progress = True
+                    break
             if step.anonymous and not step.owes_reveal():
                 reveals = {p: step.held[p] for p in step.waiting}
                 yield "sealed_batch", {"round": step.round, "step": step.step,
@@ -109,6 +121,36 @@ def _follow_ups(store, session: Session):
         if session.finished and not session.seed_revealed:
             yield from end_of_play(store, session)
             progress = True
+
+
+def hold_early(store, session: Session, data: dict) -> bool:
+    """A reveal for the open sealed step sent before every commitment of it is in: checked
+    now as it will be then (``Session.check_early_reveal``), and kept among the store's
+    private entries, unseen by the others, until the last commitment arrives; then the
+    follow-ups record it as the player's (docs/protocol.md, "A reveal sent early").
+    False, keeping nothing, when the reveal is not early."""
+    step = session.sealed
+    if step is None or step.all_committed or (data.get("round"), data.get("step")) != (step.round, step.step):
+        return False
+    session.check_early_reveal(data)
+    store.put_secret(session.game_id, early_name(step.round, step.step, data["player"]),
+                     json.dumps(data, sort_keys=True))
+    return True
+
+
+def _early_reveal(store, session: Session, step, player: str) -> dict | None:
+    """The reveal ``player`` sent before every commitment was in, if they did and it still
+    opens their commitment (a later commitment of theirs replaced the one it opened)."""
+    if step.commits[player]["by"] != "player":
+        return None
+    text = store.get_secret(session.game_id, early_name(step.round, step.step, player))
+    if text is None:
+        return None
+    data = json.loads(text)
+    if not commitment_matches(step.commits[player]["commitment"], session.game_id, step.round, step.step,
+                              player, data["choice"], data["salt"]):
+        return None
+    return data
 
 
 def end_of_play(store, session: Session):

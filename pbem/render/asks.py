@@ -85,6 +85,10 @@ def items(q: dict, msg: dict) -> list[list[dict]]:
             out.append([_t("Or seal it on your own machine (the salt never leaves it): run "), _c(seal),
                         _t(", send "), _c("commit HASH"), _t(" with the commitment it prints, and keep the salt "
                                                                "until every commitment is in")])
+            out.append([_t("Or send "), _c("reveal CHOICE SALT"), _t(" too, on the line after the commit, to save a "
+                        "mail: the judge keeps it from the others until every commitment is in, but sees your "
+                        "choice at once, as with seal" + (" (and keeps it to itself until the game ends)"
+                                                         if q.get("anonymous") else ""))])
         elif seal:
             commit = f"pbem commit {game} {player} HASH"
             out += [[_t("Run on your own machine (the salt never leaves it): "), _c(seal), *_choices(q),

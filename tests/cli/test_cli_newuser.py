@@ -80,12 +80,13 @@ def test_a_refused_block_in_a_mail_of_several_is_named(tmp_path):
     db = _started(tmp_path)
     options = json.loads(run("private", "g", "ani", "--db", db, "--json").stdout)["requests"][0]["options"]
     sealed = json.loads(run("seal", "g", "ani", options[0], "--db", db, "--json").stdout)
+    other = json.loads(run("seal", "g", "ani", options[0], "--db", db, "--json").stdout)  # another salt
     mail = tmp_path / "both.txt"
-    mail.write_text(sealed["commit_block"] + "\n" + sealed["reveal_block"])
+    mail.write_text(sealed["commit_block"] + "\n" + other["reveal_block"])
     log = run("log", "g", "--db", db, "--json").stdout
     result = run("submit", "g", mail, "--db", db)
     assert result.exit_code == 1
-    assert result.stderr.startswith("pbem: block 2 (reveal of ani): reveals open once every commitment is in")
+    assert result.stderr.startswith("pbem: block 2 (reveal of ani): this reveal does not match ani's commitment")
     assert "nothing from this submission was recorded" in result.stderr
     assert run("log", "g", "--db", db, "--json").stdout == log
 

@@ -46,12 +46,51 @@ def step(new_game, cli):
 # ---------------------------------------------------------------------- commit and reveal
 
 
-def test_reveal_before_all_commitments_are_in(step):
+def test_reveal_before_all_commitments_are_in_is_held_unseen(step, helpers):
+    """docs/protocol.md, "A reveal sent early": checked now, kept out of the log (and out of
+    everything the others see) until the last commitment, then recorded as the player's."""
     cli = step
     ani = _seal(cli, "g", "ani")
+    cli.refused("g", "reveal", "g", "ani", ani["choice"], ani["salt"], match="no commitment in step 1.1 yet")
     cli.ok("commit", "g", "ani", ani["commitment"])
-    reason = cli.refused("g", "reveal", "g", "ani", ani["choice"], ani["salt"], match="every commitment")
-    assert "alex" in reason and "frank" in reason and "lothar" in reason
+    before = cli.snapshot("g")
+    other = _seal(cli, "g", "ani", ani["choice"])  # the same choice under another salt opens nothing
+    cli.refused("g", "reveal", "g", "ani", other["choice"], other["salt"], match="does not match ani's commitment")
+    held = cli.ok("reveal", "g", "ani", ani["choice"], ani["salt"]).stdout
+    assert "held" in held and "once every commitment of the step is in" in held
+    assert cli.snapshot("g") == before  # nothing in the log, the status or the head
+    for where in (cli("log", "g").stdout, cli("status", "g").stdout, cli("private", "g", "alex").stdout):
+        assert ani["salt"] not in where
+    sealed = {p: _seal(cli, "g", p) for p in helpers.PLAYERS if p != "ani"}
+    for player, s in sealed.items():
+        cli.ok("commit", "g", player, s["commitment"])
+    reveals = [e for e in cli.json("log", "g") if e["kind"] == "reveal"]
+    assert [(e["data"]["player"], e["data"]["salt"], e["data"]["by"]) for e in reveals] == [("ani", ani["salt"], "player")]
+    assert "already recorded" in cli.ok("reveal", "g", "ani", ani["choice"], ani["salt"]).stdout
+    assert cli.ok("audit", "g").stdout.startswith(("OK", "INCOMPLETE"))
+
+
+def test_an_early_reveal_is_dropped_by_a_new_commitment(step, helpers):
+    cli = step
+    first = _seal(cli, "g", "ani")
+    cli.ok("commit", "g", "ani", first["commitment"])
+    cli.ok("reveal", "g", "ani", first["choice"], first["salt"])
+    second = _seal(cli, "g", "ani")
+    cli.ok("commit", "g", "ani", second["commitment"])  # replaces the first: its reveal opens nothing now
+    for player in helpers.PLAYERS[1:]:
+        s = _seal(cli, "g", player)
+        cli.ok("commit", "g", player, s["commitment"])
+    assert not [e for e in cli.json("log", "g") if e["kind"] == "reveal"]
+    assert "ani" in [w["player"] for w in cli.json("status", "g")["waiting"]]
+    cli.ok("reveal", "g", "ani", second["choice"], second["salt"])
+
+
+def test_an_early_reveal_of_an_illegal_choice_is_refused_with_why(step):
+    cli = step
+    choice, salt = _illegal_selection(cli, "g", "ani"), new_salt()  # pbem seal would refuse it
+    cli.ok("commit", "g", "ani", make_commitment("g", 1, 1, "ani", choice, salt))
+    reason = cli.refused("g", "reveal", "g", "ani", choice, salt, match="is not allowed")
+    assert "commit a legal choice instead" in reason
 
 
 def test_commitment_after_the_first_reveal(step, helpers):

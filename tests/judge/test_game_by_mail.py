@@ -268,6 +268,30 @@ class Frank(Player):
         return msg.as_bytes()
 
 
+class AlexAhead(Alex):
+    """Seals on his own machine and mails the commitment with its reveal below it, as his
+    private message offers: the judge keeps the reveal from the others until every
+    commitment is in (docs/protocol.md, "A reveal sent early")."""
+
+    def seal(self, choice: str, token: str) -> list[str]:
+        made = self.seal_here(choice, token)
+        return [f"commit {made['commitment']}", f"reveal {made['choice']} {made['salt']}"]
+
+    def reveal(self) -> list[str]:
+        raise AssertionError("alex sent his reveal with the commitment, yet is asked for it")
+
+
+class FrankAhead(Frank):
+    """Top-posts the commit block and the reveal block together, above the quoted message."""
+
+    def seal(self, choice: str, token: str) -> list[str]:
+        made = self.seal_here(choice, token)
+        return [*made["commit_block"].splitlines(), *made["reveal_block"].splitlines()]
+
+    def reveal(self) -> list[str]:
+        raise AssertionError("frank sent his reveal block with the commit block, yet is asked for it")
+
+
 class Lothar(Player):
     """A webmail that sends HTML only, the judge's message quoted in a <blockquote>."""
 

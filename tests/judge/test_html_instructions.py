@@ -185,7 +185,7 @@ def send_lines(doc: str, fmt: str) -> list[str]:
         found = [re.sub(r"^(?:- |\[\*\])\s*", "", line) for line in found]
         if fmt == "markdown":
             found = [CODE["markdown"].sub(lambda m: m.group(2), line).replace("\\", "") for line in found]
-    return [f.strip() for f in found if re.match(r"(Send|Run|Or seal|then) ", f.strip())]
+    return [f.strip() for f in found if re.match(r"(Send|Run|Or seal|Or send|then) ", f.strip())]
 
 
 class Walk:
@@ -204,7 +204,7 @@ class Walk:
                 wanted = [" ".join("".join(s["text"] if "text" in s else s["code"] for s in item).split())
                           for q in model["requests"] for item in q["send"]]
                 html_codes = [htmllib.unescape(c) for c in CODE["html"].findall(
-                    "".join(re.findall(r"<li>(?:Send|Run|Or seal|then) .*?</li>", docs["html"][1], re.S)))]
+                    "".join(re.findall(r"<li>(?:Send|Run|Or seal|Or send|then) .*?</li>", docs["html"][1], re.S)))]
                 assert [c for c in html_codes] == [c for c in asks.commands(model)], (player, by)
                 lines = {fmt: [" ".join(line.split()) for line in send_lines(doc, fmt)] for fmt, (_m, doc) in docs.items()}
                 assert len({tuple(v) for v in lines.values()}) == 1, (player, by, lines)

@@ -132,9 +132,9 @@ def test_a_refused_command_is_answered_with_the_cli_reason_and_others_still_appl
     password = game.passwords["ani"]
     result = game.send("ani", f"password {password}\nreveal A {'00' * 32}\nseal {default_select(game, 'ani')}")
     assert [line["ok"] for line in result.lines] == [False, True]
-    assert "reveals open once every commitment is in" in result.lines[0]["text"]
+    assert "ani has no commitment in step 1.1 yet; send commit HASH first" in result.lines[0]["text"]
     assert result.outcome == "partly applied"
-    assert "REFUSED: reveals open" in game.outbox("answer")[-1]["body_text"]
+    assert "REFUSED: ani has no commitment" in game.outbox("answer")[-1]["body_text"]
     assert game.log()[-1]["kind"] == "commit"
 
 

@@ -14,8 +14,11 @@ Measured (messages per player, ani / alex / frank; baseline 92 / 146 / 140):
 - ``--player-summaries no --hold-answers 0`` (every mail answered at once): 67 / 109 / 84
 
 Issue 30 set a target of at most 50 (TARGET) for every way of playing. A player who seals
-by mail (ani) meets it. One who seals at home (alex, frank) cannot while the protocol stays
-as it is, and the test says why rather than pretending: every message they get carries the
+by mail (ani) meets it, and so does one who seals at home and sends the reveal in the same
+mail as the commitment (AlexAhead, FrankAhead: the judge holds it, unseen by the others,
+until every commitment is in; docs/protocol.md §3, "A reveal sent early"): 42 / 43 / 41.
+One who seals at home and keeps the salt until every commitment is in (alex, frank) cannot,
+by construction, and the test says why rather than pretending: every message they get carries the
 answer to a mail of theirs or something new they owe (nothing in it could be dropped or go
 later), the answers to their commitment and the reveal request are one message, and so are
 the answer to a reveal, the summary it completes and the next request; each of their mails
@@ -32,6 +35,7 @@ import re
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 _spec = importlib.util.spec_from_file_location("mailplay", Path(__file__).with_name("mailplay.py"))
 mailplay = importlib.util.module_from_spec(_spec)
@@ -43,8 +47,35 @@ BASELINE = {"ani": 92, "alex": 146, "frank": 140}
 TARGET = 50  # issue 30: messages per player in these six rounds
 # what each player gets now (ani meets TARGET; alex and frank seal at home: see the docstring)
 MEASURED = {"default": {"ani": 42, "alex": 64, "frank": 62},
+            "reveal-with-commit": {"ani": 42, "alex": 43, "frank": 41},
             "no-player-summaries": {"ani": 39, "alex": 63, "frank": 61}}
 SETTINGS = {"default": (), "no-player-summaries": ("--player-summaries", "no")}
+
+
+def test_players_who_seal_at_home_and_send_the_reveal_with_it_get_at_most_fifty(tmp_path, smtp_mailroom, monkeypatch):
+    """Issue 30's target for the third way of playing: sealed at home, the reveal sent in the
+    same mail as the commitment (the judge keeps it from the others until every commitment is
+    in). Every sealed step then costs them one mail and one message, as it does ani."""
+    port, room = smtp_mailroom
+    mailplay.fixed_seed(monkeypatch)
+    kinds = {"ani": mailplay.by_mail.Ani, "alex": mailplay.by_mail.AlexAhead, "frank": mailplay.by_mail.FrankAhead}
+    store, actors, results, _ = mailplay.play(tmp_path, room, port, kinds, rounds=ROUNDS)
+    assert not mailplay.refused(results)
+    got = mailplay.counts(room, kinds)
+    print("messages per player (reveals sent with the commitment):", got)
+    assert got == MEASURED["reveal-with-commit"]
+    for name in ("alex", "frank"):
+        assert actors[name].did["seal"] and not actors[name].did["reveal"]
+        assert got[name] <= TARGET, (name, got[name])
+    # every reveal in the log is the player's own (by: player, their salt), none early in the chain:
+    # each comes after the last commitment of its step
+    events = store.events("g1")
+    for i, event in enumerate(events):
+        if event.kind == "reveal" and event.data["by"] == "player":
+            step = (event.data["round"], event.data["step"])
+            commits = [j for j, e in enumerate(events) if e.kind == "commit" and (e.data["round"], e.data["step"]) == step]
+            assert max(commits) < i
+    assert CliRunner().invoke(mailplay.by_mail.PBEM, ["audit", "g1", "--db", str(tmp_path / "judge.db")]).exit_code in (0, 3)
 
 
 @pytest.mark.parametrize("setting", list(SETTINGS))
@@ -110,3 +141,5 @@ def test_the_figures_in_the_docs_are_the_measured_ones():
     assert dict(zip(("ani", "alex", "frank"), map(int, row.groups()))) == MEASURED["default"]
     assert f"ani gets {MEASURED['default']['ani']}, alex {MEASURED['default']['alex']}, " \
            f"frank {MEASURED['default']['frank']}" in " ".join(doc.split())
+    ahead = MEASURED["reveal-with-commit"]
+    assert f"| messages received in six rounds | **{ahead['ani']}** | **{ahead['alex']}** | **{ahead['frank']}** |" in doc

@@ -81,7 +81,7 @@ def test_every_accepted_move_by_mail_gets_a_receipt_and_a_refused_one_none(tmp_p
     ani = commands.seal(session, "ani", session.rules.default(session.state, "ani", "select"))
     judge.send("ani", f"password {judge.passwords['ani']}\ncommit {ani['commitment']}")
     assert len(read_receipts(_answers_to(judge, "ani")[-1])) == 1
-    judge.send("ani", f"password {judge.passwords['ani']}\nreveal {ani['choice']} {ani['salt']}")  # too early
+    judge.send("ani", f"password {judge.passwords['ani']}\nreveal {ani['choice']} {'ab' * 32}")  # a wrong salt
     # refused: answered at once, and that message takes the answer to her commitment (held for
     # her next message) with it, first, its receipt unchanged; the refusal itself has none
     answer = _answers_to(judge, "ani")[-1]

@@ -19,8 +19,10 @@ from tests.protocol.test_standin_back import Seed
 DAY = 86400
 
 
-def bots_until(game, done) -> None:
-    """The other players move (by the protocol's commands); lothar is defaulted, forced."""
+def bots_until(game, done, lothar_decides: bool = False) -> None:
+    """The other players move (by the protocol's commands); lothar is defaulted, forced,
+    unless ``lothar_decides``: then he makes his open decisions himself (the game's seed is
+    new each run, and an open decision of his may come before his next sealed choice)."""
     for _ in range(400):
         session = game.session()
         if done(session):
@@ -28,7 +30,7 @@ def bots_until(game, done) -> None:
         player, _what, sealed, _ = session.owed()[0]
         game.minute += 1
         when = f"2030-01-01T{10 + game.minute // 60:02d}:{game.minute % 60:02d}:00Z"
-        if player == "lothar":
+        if player == "lothar" and (sealed or not lothar_decides):
             commands.nmr(game.store, "g1", player, force=True, at=when)
             continue
         request = next(r for r in session.requests_of(player) if r.sealed == sealed)
@@ -66,7 +68,7 @@ def test_lothar_mails_back_then_plays_again_and_the_moderator_ends_the_stand_in_
     assert (last.kind, last.data["player"], last.data["by"]) == ("stand_in_ended", "lothar", "player")
     assert "lothar" not in game.session().standing_in
     # the stand-in stops there: lothar's next sealed choice waits for him, and he seals it by mail
-    bots_until(game, lambda s: s.sealed is not None and "lothar" in s.sealed.owes_commit())
+    bots_until(game, lambda s: s.sealed is not None and "lothar" in s.sealed.owes_commit(), lothar_decides=True)
     assert stand_in_moves(game) == moved
     session = game.session()
     request = next(r for r in session.requests_of("lothar") if r.sealed)

@@ -18,12 +18,13 @@ def test_a_failed_write_in_a_transaction_leaves_no_trace_in_the_next_read(tmp_pa
     commands.create_game(store, "g", "tortuga", PLAYERS, {}, start=True, at=AT)
     session = loading.load(store, "g")
     sealed = commands.seal(session, "ani", session.rules.default(session.state, "ani", "select"))
+    other = commands.seal(session, "ani", sealed["choice"])  # the same choice, another salt
     made = offline.signed_blocks(sealed, None)
-    blocks = [made["commit"], made["reveal"]]  # the reveal is refused: others have not committed
+    blocks = [made["commit"], offline.signed_blocks(other, None)["reveal"]]  # the reveal opens another commitment
     with store.transaction():
         before = loading.load(store, "g")
         head = store.head("g")
-        with pytest.raises(Refused, match="reveals open once every commitment is in"):
+        with pytest.raises(Refused, match="does not match ani's commitment"):
             submissions.submit(store, "g", blocks[0] + "\n" + blocks[1], at=AT)
         assert store.head("g") == head
         after = loading.load(store, "g")
