@@ -66,7 +66,9 @@ def seal(
                  f"to the moderator, never to a forum thread: this is an anonymous vote, and the judge alone "
                  f"sees it until the game ends):\n{blocks['reveal']}")
     else:
-        text += f"and KEEP this one until every commitment is in, then send it:\n{blocks['reveal']}"
+        text += (f"and KEEP this one until every commitment is in, then send it (by mail you may send it now, "
+                 f"after the commit block, to save a mail: the judge keeps it from the others until every "
+                 f"commitment is in, but sees your choice at once):\n{blocks['reveal']}")
     emit(out, as_json, text)
 
 

@@ -80,7 +80,9 @@ def items(q: dict, msg: dict) -> list[list[dict]]:
         if seal and signed:
             out += [[_t("Run on your own machine "), _c(seal), *_choices(q), *_example(seal, q, True)],
                     [_t("then send the signed commit block it prints now, and the reveal block once every "
-                        "commitment is in (this game accepts only blocks signed with your key)")]]
+                        "commitment is in (this game accepts only blocks signed with your key)"
+                        + ("; or both now, in one mail, to save one: the judge keeps the reveal from the "
+                           "others until every commitment is in, but sees your choice at once" if by_mail else ""))]]
         elif seal and by_mail:
             out.append([_t("Or seal it on your own machine (the salt never leaves it): run "), _c(seal),
                         _t(", send "), _c("commit HASH"), _t(" with the commitment it prints, and keep the salt "
