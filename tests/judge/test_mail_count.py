@@ -67,6 +67,8 @@ def test_players_who_seal_at_home_and_send_the_reveal_with_it_get_at_most_fifty(
     for name in ("alex", "frank"):
         assert actors[name].did["seal"] and not actors[name].did["reveal"]
         assert got[name] <= TARGET, (name, got[name])
+        text = "\n".join(mailplay.by_mail.text_of(m) for m in actors[name].inbox)
+        assert "reveal held: it opens your commitment" in text and "send your reveal now" not in text
     # every reveal in the log is the player's own (by: player, their salt), none early in the chain:
     # each comes after the last commitment of its step
     events = store.events("g1")
