@@ -229,6 +229,9 @@ class Moves:
         if player in step.defaulted or player not in step.commits:
             raise Refused(f"{player} has no commitment in step {step.round}.{step.step} yet; send commit HASH "
                           f"first (the reveal may follow it in the same mail, on a later line)")
+        if (player, step.round, step.step) in self.orphaned:
+            raise Refused(f"{player}'s commitment for step {step.round}.{step.step} was sealed by the seat's former "
+                          f"player, whose reveal it is; seal a new choice (it replaces theirs)")
         by = step.commits[player]["by"]
         if by != "player":
             raise Refused(f"{player}'s choice for step {step.round}.{step.step} was sealed by the "

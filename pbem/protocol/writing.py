@@ -140,8 +140,9 @@ def hold_early(store, session: Session, data: dict) -> bool:
 
 def _early_reveal(store, session: Session, step, player: str) -> dict | None:
     """The reveal ``player`` sent before every commitment was in, if they did and it still
-    opens their commitment (a later commitment of theirs replaced the one it opened)."""
-    if step.commits[player]["by"] != "player":
+    opens their commitment (a later commitment of theirs replaced the one it opened), and the
+    seat was not replaced since (the commitment is then its former player's, orphaned)."""
+    if step.commits[player]["by"] != "player" or (player, step.round, step.step) in session.orphaned:
         return None
     text = store.get_secret(session.game_id, early_name(step.round, step.step, player))
     if text is None:

@@ -166,3 +166,45 @@ def test_the_last_commitment_records_early_reveals_in_one_transaction(tmp_path, 
     assert _early(store, "g") == ["early/1/1/ani"]
     commands.commit(store, "g", "alex", alex["commitment"], at=AT)
     assert [e.kind for e in store.events("g")[head[0]:]] == ["commit", "reveal"]
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["unsigned", "signed"])
+def test_a_replaced_seat_s_early_reveal_is_its_former_player_s_and_is_not_recorded(tmp_path, signed):
+    """The seat's player sent the reveal early, then left (pbem replace): the commitment is
+    orphaned (docs/protocol.md §16), as if they had kept the salt. The last commitment of
+    the others is recorded as usual (a signed game once refused it: the kept reveal was
+    checked against the new player's key), and the seat's default applies."""
+    from pbem.protocol import away
+    store, session, keys = _two_player(tmp_path, signed=signed)
+    made = commands.seal(session, "ani", session.rules.default(session.state, "ani", "select"))
+    if signed:
+        blocks = offline.signed_blocks(made, keys["ani"])
+        submissions.submit(store, "g", blocks["commit"] + "\n" + blocks["reveal"], at=AT)
+    else:
+        commands.commit(store, "g", "ani", made["commitment"], at=AT)
+        commands.reveal(store, "g", "ani", made["choice"], made["salt"], at=AT)
+    assert _early(store, "g") == ["early/1/1/ani"]
+    new_secret, new_public = generate_keypair()
+    away.replace(store, "g", "ani", key=new_public if signed else None, at=AT)
+    session = loading.load(store, "g")
+    alex = commands.seal(session, "alex", session.rules.default(session.state, "alex", "select"))
+    if signed:
+        submissions.submit(store, "g", offline.signed_blocks(alex, keys["alex"])["commit"], at=AT)
+    else:
+        commands.commit(store, "g", "alex", alex["commitment"], at=AT)
+    kinds = [(e.kind, e.data.get("player")) for e in store.events("g")]
+    assert kinds[-1] == ("commit", "alex") and ("reveal", "ani") not in kinds
+    commands.nmr(store, "g", "ani", force=True, at=AT)
+    assert [(e.kind, e.data.get("player")) for e in store.events("g")][-1] == ("default", "ani")
+    assert audit_store(store, "g")["ok"]
+
+
+def test_the_new_player_of_a_replaced_seat_cannot_send_the_former_player_s_reveal_early(tmp_path):
+    from pbem.protocol import away
+    store, session, _ = _two_player(tmp_path)
+    made = commands.seal(session, "ani", session.rules.default(session.state, "ani", "select"))
+    commands.commit(store, "g", "ani", made["commitment"], at=AT)
+    away.replace(store, "g", "ani", at=AT)
+    with pytest.raises(Refused, match="former player"):
+        commands.reveal(store, "g", "ani", made["choice"], made["salt"], at=AT)
+    assert not _early(store, "g")
