@@ -14,7 +14,6 @@ import json
 
 from .anonymous import batch_digest
 from .cache import snapshot_at_commit, write_snapshot
-from .commit import commitment_matches
 from .errors import Refused
 from .loading import SEED, held_source, load
 from .reports import private
@@ -139,17 +138,18 @@ def hold_early(store, session: Session, data: dict) -> bool:
 
 
 def _early_reveal(store, session: Session, step, player: str) -> dict | None:
-    """The reveal ``player`` sent before every commitment was in, if they did and it still
-    opens their commitment (a later commitment of theirs replaced the one it opened), and the
-    seat was not replaced since (the commitment is then its former player's, orphaned)."""
-    if step.commits[player]["by"] != "player" or (player, step.round, step.step) in session.orphaned:
-        return None
+    """The reveal ``player`` sent before every commitment was in, if they did and it would
+    still be accepted as it was then (``Session.check_early_reveal``): not when a later
+    commitment of theirs replaced the one it opened, the seat was replaced since (the
+    commitment is its former player's, orphaned), or its signature is of a key the player
+    has changed since. Such a reveal is not recorded, and the player owes the reveal as usual."""
     text = store.get_secret(session.game_id, early_name(step.round, step.step, player))
-    if text is None:
+    if text is None or step.commits[player]["by"] != "player":
         return None
     data = json.loads(text)
-    if not commitment_matches(step.commits[player]["commitment"], session.game_id, step.round, step.step,
-                              player, data["choice"], data["salt"]):
+    try:
+        session.check_early_reveal(data)
+    except Refused:
         return None
     return data
 

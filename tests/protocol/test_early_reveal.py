@@ -208,3 +208,24 @@ def test_the_new_player_of_a_replaced_seat_cannot_send_the_former_player_s_revea
     with pytest.raises(Refused, match="former player"):
         commands.reveal(store, "g", "ani", made["choice"], made["salt"], at=AT)
     assert not _early(store, "g")
+
+
+def test_a_key_change_after_an_early_reveal_leaves_the_reveal_owed_and_the_step_open(tmp_path):
+    """The kept reveal was signed with the key the player then changed (a key block): it
+    no longer verifies, so it is not recorded, and the player owes the reveal as usual. The
+    last commitment of the others is recorded (it was refused: the game could not go on)."""
+    store, session, keys = _two_player(tmp_path, signed=True)
+    made = commands.seal(session, "ani", session.rules.default(session.state, "ani", "select"))
+    blocks = offline.signed_blocks(made, keys["ani"])
+    submissions.submit(store, "g", blocks["commit"] + "\n" + blocks["reveal"], at=AT)
+    new_secret, new_public = generate_keypair()
+    submissions.submit(store, "g", offline.key_change_block("g", "ani", new_public, keys["ani"]), at=AT)
+    session = loading.load(store, "g")
+    alex = commands.seal(session, "alex", session.rules.default(session.state, "alex", "select"))
+    alex_blocks = offline.signed_blocks(alex, keys["alex"])
+    submissions.submit(store, "g", alex_blocks["commit"], at=AT)
+    session = loading.load(store, "g")
+    assert session.sealed.all_committed and session.sealed.owes_reveal() == ["ani", "alex"]
+    submissions.submit(store, "g", offline.signed_blocks(made, new_secret)["reveal"], at=AT)
+    submissions.submit(store, "g", alex_blocks["reveal"], at=AT)
+    assert audit_store(store, "g")["ok"]
