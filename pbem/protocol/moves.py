@@ -245,6 +245,25 @@ class Moves:
                           f"for it: commit a legal choice instead (until every commitment is in, a new "
                           f"commitment replaces this one)")
 
+    def early_reveal_stands(self, data: dict | None) -> bool:
+        """A reveal kept as sent early (``data``) would still be accepted as it was then."""
+        if data is None:
+            return False
+        try:
+            self.check_early_reveal(data)
+        except Refused:
+            return False
+        return True
+
+    def early_reveal_kept(self, player: str) -> bool:
+        """``player`` sent the reveal of their commitment in the open sealed step early, and
+        the judge keeps it, to record it once every commitment is in (live sessions only: the
+        kept reveal is among the store's private entries)."""
+        step, early = self.sealed, getattr(self.held, "early", None)
+        if step is None or early is None or step.all_committed or player not in step.commits:
+            return False
+        return self.early_reveal_stands(early(step.round, step.step, player))
+
     def _on_default(self, data: dict, at: str) -> None:
         """The documented default for a player who owes a choice and is late."""
         self._need_state()

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import json
 
-from .anonymous import batch_digest
+from .anonymous import batch_digest, early_name
 from .cache import snapshot_at_commit, write_snapshot
 from .errors import Refused
 from .loading import SEED, held_source, load
@@ -28,12 +28,6 @@ ORPHANED = ("no reveal: the seat's former player sealed this choice on their own
 def held_name(round_: int, step: int, player: str) -> str:
     """The name of the secret that keeps the choice and salt sealed for ``player``."""
     return f"held/{round_}/{step}/{player}"
-
-
-def early_name(round_: int, step: int, player: str) -> str:
-    """The name of the secret that keeps a reveal a player sent before every commitment of
-    the step was in (recorded, as theirs, once they all are)."""
-    return f"early/{round_}/{step}/{player}"
 
 
 def note(outcome: dict | None, **facts) -> None:
@@ -144,14 +138,10 @@ def _early_reveal(store, session: Session, step, player: str) -> dict | None:
     commitment is its former player's, orphaned), or its signature is of a key the player
     has changed since. Such a reveal is not recorded, and the player owes the reveal as usual."""
     text = store.get_secret(session.game_id, early_name(step.round, step.step, player))
-    if text is None or step.commits[player]["by"] != "player":
+    if text is None:
         return None
     data = json.loads(text)
-    try:
-        session.check_early_reveal(data)
-    except Refused:
-        return None
-    return data
+    return data if session.early_reveal_stands(data) else None
 
 
 def end_of_play(store, session: Session):
