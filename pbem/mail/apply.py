@@ -54,10 +54,19 @@ def apply_mail(store, row, session, reading, blocks, signed_game: bool, msg, now
         if blocks:
             _apply_blocks(store, row, msg.text, blocks, signed_game, now, result)
             session = loading.load(store, row.game)
+        refused = []  # reveal lines refused so far: one above its commit line is tried again after it
         for command in reading.commands:
             ok, text, after = _apply(store, row, command, now, msg, session)
             session = after or session
             result.lines.append({"line": command.line[:200], "ok": ok, "text": text})
+            if command.verb == "reveal" and not ok:
+                refused.append((result.lines[-1], command))
+            elif command.verb == "commit" and ok and refused:  # a reveal sent early, pasted above its commitment
+                for line, reveal in refused:
+                    ok, text, after = _apply(store, row, reveal, now, msg, session)
+                    session = after or session
+                    line.update(ok=ok, text=text)
+                refused = []
         latest["session"] = session
     return session, latest
 

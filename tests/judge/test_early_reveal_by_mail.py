@@ -41,3 +41,36 @@ def test_a_player_whose_new_commitment_replaced_the_one_the_held_reveal_opens_st
     game.send("alex", "private")
     you_owe = next(line for line in _latest_private(game, "alex").splitlines() if line.startswith("You owe: "))
     assert "then send your reveal" in you_owe, you_owe
+
+
+def test_the_reveal_line_above_the_commit_line_is_held_too(game):
+    """A phone user pastes the two lines the other way round: the reveal, refused on its own
+    (no commitment yet), is tried again once the mail's commitment is in, and held."""
+    made = _sealed_at_home(game, "alex")
+    result = game.send("alex", f"password {game.passwords['alex']}\nreveal {made['choice']} {made['salt']}\n"
+                               f"commit {made['commitment']}\n")
+    assert [(line["ok"], line["text"].split(":")[0]) for line in result.lines] == \
+        [(True, "reveal held"), (True, "commitment recorded")], result.lines
+    assert game.store.secret_names("g1").count("early/1/1/alex") == 1
+
+
+def test_a_reveal_above_a_commit_line_that_is_refused_stays_refused(game):
+    made = _sealed_at_home(game, "alex")
+    result = game.send("alex", f"password {game.passwords['alex']}\nreveal {made['choice']} {made['salt']}\n"
+                               f"commit {'ab' * 31}\n")
+    assert [line["ok"] for line in result.lines] == [False, False]
+    assert "alex has no commitment in step 1.1 yet" in result.lines[0]["text"]
+    assert not [n for n in game.store.secret_names("g1") if n.startswith("early/")]
+
+
+def test_a_signed_player_s_reveal_block_above_the_commit_block_is_held_too(make_judge):
+    from pbem.protocol import offline
+    from pbem.protocol.signing import generate_keypair
+    pairs = {p: generate_keypair() for p in ("ani", "alex", "frank", "lothar")}
+    game = make_judge(signed_keys={p: public for p, (_, public) in pairs.items()})
+    made = _sealed_at_home(game, "alex")
+    blocks = offline.signed_blocks(made, pairs["alex"][0])
+    result = game.send("alex", f"{blocks['reveal']}\n{blocks['commit']}\n")
+    assert [line["ok"] for line in result.lines] == [True, True], result.lines
+    assert game.store.secret_names("g1").count("early/1/1/alex") == 1
+    assert [e["kind"] for e in game.log()][-1] == "commit"
