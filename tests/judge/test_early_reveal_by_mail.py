@@ -22,6 +22,8 @@ def test_a_player_whose_reveal_is_held_is_not_told_to_send_it(game):
     result = game.send("alex", f"password {game.passwords['alex']}\ncommit {made['commitment']}\n"
                                f"reveal {made['choice']} {made['salt']}\n")
     assert [line["ok"] for line in result.lines] == [True, True]
+    from pbem.mail.reminders import owed
+    assert not [key for key in owed(game.session()) if key[0] == "alex"]  # so no reminder either
     game.send("alex", "private")
     text = _latest_private(game, "alex")
     you_owe = next(line for line in text.splitlines() if line.startswith("You owe: "))
