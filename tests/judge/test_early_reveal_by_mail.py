@@ -76,3 +76,43 @@ def test_a_signed_player_s_reveal_block_above_the_commit_block_is_held_too(make_
     assert [line["ok"] for line in result.lines] == [True, True], result.lines
     assert game.store.secret_names("g1").count("early/1/1/alex") == 1
     assert [e["kind"] for e in game.log()][-1] == "commit"
+
+
+def _everyone_else_seals(game, but: str) -> None:
+    for player in ("ani", "alex", "frank", "lothar"):
+        if player != but:
+            session = game.session()
+            choice = session.rules.default(session.state, player, session.sealed.kind)
+            assert all(line["ok"] for line in game.send(player, f"password {game.passwords[player]}\nseal {choice}").lines)
+
+
+def test_the_same_mail_twice_in_another_spelling_and_then_a_seal_by_mail(game):
+    """The phone sends the mail again (a new Message-ID), the reveal typed 'c, d'; then the
+    player changes their mind and has the judge seal another choice: the judge's seal is
+    what is revealed, the held reveal is not recorded."""
+    made = _sealed_at_home(game, "alex")
+    body = (f"password {game.passwords['alex']}\ncommit {made['commitment']}\n"
+            f"reveal {made['choice'].lower().replace(',', ', ')} {made['salt']}\n")
+    first, again = game.send("alex", body), game.send("alex", body)
+    assert [line["text"].split(":")[0] for line in first.lines] == ["commitment recorded", "reveal held"]
+    assert [line["text"].split(":")[0] for line in again.lines] == ["already recorded; nothing changed", "reveal held"]
+    assert [e["kind"] for e in game.log()].count("commit") == 1
+    session = game.session()
+    other = next(o for o in session.requests_of("alex")[0].options if o != made["choice"])
+    sealed = game.send("alex", f"password {game.passwords['alex']}\nseal {other}")
+    assert "replaces your earlier choice" in sealed.lines[0]["text"]
+    _everyone_else_seals(game, "alex")
+    reveal = next(e["data"] for e in game.log() if e["kind"] == "reveal" and e["data"]["player"] == "alex")
+    assert (reveal["choice"], reveal["by"]) == (other, "moderator")
+
+
+def test_a_reveal_sent_early_during_a_pause_is_held_and_recorded(game):
+    from pbem.protocol import away
+    away.pause(game.store, "g1", "holiday", at="2030-01-01T10:00:30Z")
+    made = _sealed_at_home(game, "alex")
+    result = game.send("alex", f"password {game.passwords['alex']}\ncommit {made['commitment']}\n"
+                               f"reveal {made['choice']} {made['salt']}\n")
+    assert [line["ok"] for line in result.lines] == [True, True]
+    _everyone_else_seals(game, "alex")
+    reveal = next(e["data"] for e in game.log() if e["kind"] == "reveal" and e["data"]["player"] == "alex")
+    assert (reveal["choice"], reveal["by"], reveal["salt"]) == (made["choice"], "player", made["salt"])

@@ -229,3 +229,38 @@ def test_a_key_change_after_an_early_reveal_leaves_the_reveal_owed_and_the_step_
     submissions.submit(store, "g", offline.signed_blocks(made, new_secret)["reveal"], at=AT)
     submissions.submit(store, "g", alex_blocks["reveal"], at=AT)
     assert audit_store(store, "g")["ok"]
+
+
+def test_a_seat_back_from_the_stand_in_replaces_its_sealed_choice_and_sends_the_reveal_early(tmp_path):
+    """The stand-in plays ani's seat and sealed a choice for it; ani, back, commits and sends
+    the reveal early: the commitment is ani's again, and the reveal is recorded with alex's
+    last commitment, as ani's own."""
+    store = Store(tmp_path / "g.db")
+    commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, deadline_seconds=86400, start=True,
+                         at=AT, stand_in_after=1)
+    commands.nmr(store, "g", "ani", force=True, at=AT)  # ani misses one: the stand-in takes the seat
+    for _ in range(200):
+        session = loading.load(store, "g")
+        step = session.sealed
+        if step is not None and step.commits.get("ani", {}).get("by") == "stand-in" and "alex" in step.owes_commit():
+            break
+        player, _what, sealed, _ = session.owed()[0]
+        assert player == "alex"
+        if sealed:
+            commands.commit_for_player(store, "g", "alex", _choice(session, "alex", step.kind), at=AT)
+        else:
+            request = next(r for r in session.requests_of("alex") if not r.sealed)
+            commands.decide(store, "g", "alex", _choice(session, "alex", request.kind), at=AT)
+    else:
+        raise AssertionError("the stand-in never sealed a choice for ani")
+    assert "ani" in session.standing_in
+    made = commands.seal(session, "ani", _choice(session, "ani", step.kind))
+    commands.commit(store, "g", "ani", made["commitment"], at=AT)
+    outcome: dict = {}
+    commands.reveal(store, "g", "ani", made["choice"], made["salt"], at=AT, outcome=outcome)
+    assert outcome.get("early") and "ani" not in loading.load(store, "g").standing_in
+    head = store.head("g")
+    commands.commit_for_player(store, "g", "alex", _choice(session, "alex", step.kind), at=AT)
+    reveals = [e.data for e in store.events("g")[head[0]:] if e.kind == "reveal"]
+    assert {(r["player"], r["by"]) for r in reveals} == {("ani", "player"), ("alex", "moderator")}
+    assert audit_store(store, "g")["ok"]
