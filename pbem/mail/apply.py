@@ -114,7 +114,7 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
             outcome: dict = {}
             after = commands.reveal(store, game, player, command.args[0], command.args[1], at=now, outcome=outcome)
             if outcome.get("early"):
-                return True, EARLY, after
+                return True, EARLY + (EARLY_ANONYMOUS if anonymous else ""), after
             done = ("reveal accepted and held by the judge alone: nobody sees who played what until the game ends"
                     if anonymous else "reveal accepted")
         elif command.verb == "seal":
@@ -163,6 +163,7 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
 
 EARLY = ("reveal held: it opens your commitment, and the judge keeps it unseen by the others until every "
          "commitment of the step is in, then records it as yours; nothing more to send for this step")
+EARLY_ANONYMOUS = " (this vote is anonymous: the judge alone sees who played what until the game ends)"
 
 
 _LOG_TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\b")  # a time as the log writes it

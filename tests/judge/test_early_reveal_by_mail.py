@@ -116,3 +116,53 @@ def test_a_reveal_sent_early_during_a_pause_is_held_and_recorded(game):
     _everyone_else_seals(game, "alex")
     reveal = next(e["data"] for e in game.log() if e["kind"] == "reveal" and e["data"]["player"] == "alex")
     assert (reveal["choice"], reveal["by"], reveal["salt"]) == (made["choice"], "player", made["salt"])
+
+
+def test_an_early_reveal_in_a_1667_anonymous_vote_stays_with_the_judge_to_the_end(tmp_path):
+    import json
+    import re
+
+    from pbem.mail import addresses
+    from pbem.mail import ingest as pipeline
+    from pbem.mail.send import render_pending
+    from pbem.protocol import loading
+    from pbem.store import Store
+    from tests.judge.conftest import at, mail
+    from tests.protocol.test_early_reveal import _choice
+    players = ["ani", "alex", "frank", "lothar", "mary"]
+    store = Store(tmp_path / "j.db")
+    addresses.create_game(store, "g1", "tortuga1667", players, {}, {p: f"{p}@example.org" for p in players},
+                          "table@lists.example.org", at=at(0), start=True)
+    passwords = {r[0].split("@")[0]: re.search(r"password for this game: (\S+)", r[1]).group(1)
+                 for r in store.conn.execute("select recipient, body_text from outbox")
+                 if r[1] and "password for this game" in r[1]}
+    for _ in range(3000):  # the bots play (through the protocol) until an anonymous vote opens
+        session = loading.load(store, "g1")
+        step = session.sealed
+        if step is not None and step.anonymous and not step.commits:
+            break
+        player, _what, sealed, _ = session.owed()[0]
+        if sealed:
+            commands.commit_for_player(store, "g1", player, _choice(session, player, step.kind), at=at(1))
+        else:
+            request = next(r for r in session.requests_of(player) if not r.sealed)
+            commands.decide(store, "g1", player, _choice(session, player, request.kind), at=at(1))
+    else:
+        raise AssertionError("no anonymous vote")
+    voter, *others = step.waiting
+    made = commands.seal(session, voter, _choice(session, voter, step.kind))
+    result = pipeline.ingest(store, mail(f"{voter}@example.org", f"password {passwords[voter]}\ncommit "
+                                         f"{made['commitment']}\nreveal {made['choice']} {made['salt']}\n"),
+                             at(5), ("judge@example.org",))
+    assert result.lines[1]["ok"] and "anonymous" in result.lines[1]["text"], result.lines
+    for minute, other in enumerate(others, start=6):
+        session = loading.load(store, "g1")
+        pipeline.ingest(store, mail(f"{other}@example.org", f"password {passwords[other]}\nseal "
+                                    f"{_choice(session, other, step.kind)}"), at(minute), ("judge@example.org",))
+    held = [e for e in store.events("g1") if e.kind == "reveal_held" and e.data["player"] == voter]
+    assert len(held) == 1 and "choice" not in held[0].data and "salt" not in held[0].data
+    assert made["salt"] not in "".join(json.dumps(e.data) for e in store.events("g1"))
+    render_pending(store)
+    carried = [r[0] for r in store.conn.execute("select recipient, body_text from outbox")
+               if made["salt"] in (r[1] or "")]
+    assert carried == [f"{voter}@example.org"]  # the answer to the voter's own mail, nothing else
