@@ -106,6 +106,7 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
         before = store.head(game)
         step = session.sealed
         replacing = (command.verb in ("commit", "seal") and step is not None and player in step.commits)
+        had_early = replacing and session.early_reveal_kept(player)  # the reveal sent early opens the earlier one
         anonymous = step is not None and getattr(step, "anonymous", False)
         if command.verb == "commit":
             after = commands.commit(store, game, player, command.args[0], at=now)
@@ -156,6 +157,10 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
             return True, "already recorded; nothing changed", after
         if replacing:
             done += "; it replaces your earlier choice for this step (until every commitment is in, the last one counts)"
+            if had_early and not (after is not None and after.early_reveal_kept(player)):
+                done += ("; the reveal you sent early opened the earlier one and no longer counts" +
+                         ("" if command.verb == "seal" else ": send this one's reveal (now, or once every "
+                                                            "commitment is in)"))
         return True, done, after
     except ERRORS as exc:
         return False, one_line(exc), None

@@ -39,7 +39,8 @@ def test_a_player_whose_new_commitment_replaced_the_one_the_held_reveal_opens_st
     game.send("alex", f"password {game.passwords['alex']}\ncommit {made['commitment']}\n"
                       f"reveal {made['choice']} {made['salt']}\n")
     again = _sealed_at_home(game, "alex")
-    game.send("alex", f"password {game.passwords['alex']}\ncommit {again['commitment']}\n")
+    answer = game.send("alex", f"password {game.passwords['alex']}\ncommit {again['commitment']}\n")
+    assert "the reveal you sent early opened the earlier one and no longer counts" in answer.lines[0]["text"]
     game.send("alex", "private")
     you_owe = next(line for line in _latest_private(game, "alex").splitlines() if line.startswith("You owe: "))
     assert "then send your reveal" in you_owe, you_owe
