@@ -102,6 +102,7 @@ def submit(store, game_id: str, text: str, at=None) -> list[dict]:
 
     def build(session):
         for number, payload in _commits_first(blocks):
+            numbers.extend([current["number"]] * (len(done) - len(numbers)))  # the block of each item so far
             body = payload.get("body")
             if not isinstance(body, dict) or body.get("kind") not in ("commit", "reveal", "decide", "client_seed",
                                                                       "key", "extend"):
@@ -153,6 +154,7 @@ def submit(store, game_id: str, text: str, at=None) -> list[dict]:
                 item["illegal"] = data.get("illegal")
 
     current = {"number": 0, "what": ""}
+    numbers: list[int] = []
     try:
         write(store, game_id, build, at)
     except Refused as exc:
@@ -160,4 +162,5 @@ def submit(store, game_id: str, text: str, at=None) -> list[dict]:
             raise
         raise Refused(f"block {current['number']} ({current['what']}): {exc}; nothing from this "
                       f"submission was recorded (send the blocks that belong together, in order)") from None
-    return done
+    numbers.extend([current["number"]] * (len(done) - len(numbers)))
+    return [item for _, item in sorted(zip(numbers, done), key=lambda pair: pair[0])]  # in the order pasted
