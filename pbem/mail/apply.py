@@ -54,10 +54,19 @@ def apply_mail(store, row, session, reading, blocks, signed_game: bool, msg, now
         if blocks:
             _apply_blocks(store, row, msg.text, blocks, signed_game, now, result)
             session = loading.load(store, row.game)
+        refused = []  # reveal lines refused so far: one above its commit line is tried again after it
         for command in reading.commands:
             ok, text, after = _apply(store, row, command, now, msg, session)
             session = after or session
             result.lines.append({"line": command.line[:200], "ok": ok, "text": text})
+            if command.verb == "reveal" and not ok:
+                refused.append((result.lines[-1], command))
+            elif command.verb == "commit" and ok and refused:  # a reveal sent early, pasted above its commitment
+                for line, reveal in refused:
+                    ok, text, after = _apply(store, row, reveal, now, msg, session)
+                    session = after or session
+                    line.update(ok=ok, text=text)
+                refused = []
         latest["session"] = session
     return session, latest
 
@@ -97,6 +106,7 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
         before = store.head(game)
         step = session.sealed
         replacing = (command.verb in ("commit", "seal") and step is not None and player in step.commits)
+        had_early = replacing and session.early_reveal_kept(player)  # the reveal sent early opens the earlier one
         anonymous = step is not None and getattr(step, "anonymous", False)
         if command.verb == "commit":
             after = commands.commit(store, game, player, command.args[0], at=now)
@@ -105,7 +115,7 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
             outcome: dict = {}
             after = commands.reveal(store, game, player, command.args[0], command.args[1], at=now, outcome=outcome)
             if outcome.get("early"):
-                return True, EARLY, after
+                return True, EARLY + (EARLY_ANONYMOUS if anonymous else ""), after
             done = ("reveal accepted and held by the judge alone: nobody sees who played what until the game ends"
                     if anonymous else "reveal accepted")
         elif command.verb == "seal":
@@ -147,6 +157,10 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
             return True, "already recorded; nothing changed", after
         if replacing:
             done += "; it replaces your earlier choice for this step (until every commitment is in, the last one counts)"
+            if had_early and not (after is not None and after.early_reveal_kept(player)):
+                done += ("; the reveal you sent early opened the earlier one and no longer counts" +
+                         ("" if command.verb == "seal" else ": send this one's reveal (now, or once every "
+                                                            "commitment is in)"))
         return True, done, after
     except ERRORS as exc:
         return False, one_line(exc), None
@@ -154,6 +168,7 @@ def _apply(store, row, command, now: str, msg, session) -> tuple[bool, str, obje
 
 EARLY = ("reveal held: it opens your commitment, and the judge keeps it unseen by the others until every "
          "commitment of the step is in, then records it as yours; nothing more to send for this step")
+EARLY_ANONYMOUS = " (this vote is anonymous: the judge alone sees who played what until the game ends)"
 
 
 _LOG_TIME = re.compile(r"\b\d{4}-\d\d-\d\dT\d\d:\d\d:\d\dZ\b")  # a time as the log writes it

@@ -31,6 +31,12 @@ def held_name(round_: int, step: int, player: str) -> str:
     return f"anon/{round_}/{step}/{player}"
 
 
+def early_name(round_: int, step: int, player: str) -> str:
+    """The name of the secret that keeps a reveal a player sent before every commitment of
+    the step was in (recorded, as theirs, once they all are; docs/protocol.md §3)."""
+    return f"early/{round_}/{step}/{player}"
+
+
 def digest_entry(record: dict) -> dict:
     """What a step's digest covers of one player's part: the choice and salt revealed, or
     the default played (marked)."""
@@ -68,6 +74,11 @@ class StoreHeld:
             return json.loads(text) if text is not None else None
         except ValueError:
             return None
+
+    def early(self, round_: int, step: int, player: str) -> dict | None:
+        """The reveal ``player`` sent early for the step, as kept (``early_name``), if any."""
+        text = self.store.get_secret(self.game_id, early_name(round_, step, player))
+        return json.loads(text) if text is not None else None
 
     def put(self, round_: int, step: int, player: str, record: dict) -> None:
         kept = {k: record[k] for k in REVEAL_FIELDS if record.get(k) is not None}

@@ -229,6 +229,9 @@ class Moves:
         if player in step.defaulted or player not in step.commits:
             raise Refused(f"{player} has no commitment in step {step.round}.{step.step} yet; send commit HASH "
                           f"first (the reveal may follow it in the same mail, on a later line)")
+        if (player, step.round, step.step) in self.orphaned:
+            raise Refused(f"{player}'s commitment for step {step.round}.{step.step} was sealed by the seat's former "
+                          f"player, whose reveal it is; seal a new choice (it replaces theirs)")
         by = step.commits[player]["by"]
         if by != "player":
             raise Refused(f"{player}'s choice for step {step.round}.{step.step} was sealed by the "
@@ -241,6 +244,25 @@ class Moves:
             raise Refused(f"the choice this reveal opens is not allowed ({illegal}); the default would be played "
                           f"for it: commit a legal choice instead (until every commitment is in, a new "
                           f"commitment replaces this one)")
+
+    def early_reveal_stands(self, data: dict | None) -> bool:
+        """A reveal kept as sent early (``data``) would still be accepted as it was then."""
+        if data is None:
+            return False
+        try:
+            self.check_early_reveal(data)
+        except Refused:
+            return False
+        return True
+
+    def early_reveal_kept(self, player: str) -> bool:
+        """``player`` sent the reveal of their commitment in the open sealed step early, and
+        the judge keeps it, to record it once every commitment is in (live sessions only: the
+        kept reveal is among the store's private entries)."""
+        step, early = self.sealed, getattr(self.held, "early", None)
+        if step is None or early is None or step.all_committed or player not in step.commits:
+            return False
+        return self.early_reveal_stands(early(step.round, step.step, player))
 
     def _on_default(self, data: dict, at: str) -> None:
         """The documented default for a player who owes a choice and is late."""

@@ -100,6 +100,8 @@ def private(session, player: str) -> dict:
             entry["defaulted"] = player in step.defaulted  # late (NMR): nothing more to send
             entry["revealed"] = player in step.revealed
             entry["owe"] = "reveal" if step.all_committed else "commit"
+            if session.early_reveal_kept(player):  # its reveal too: nothing more to send
+                entry["early"] = True
             if (player, step.round, step.step) in session.orphaned:  # sealed at home by the seat's former player
                 entry["orphaned"] = True
                 entry["apply_now"] = f"pbem nmr {session.game_id} {player} --force"

@@ -66,6 +66,28 @@ def _extend_block(session: Session, number: int, body: dict, payload: dict, done
         yield "extended", data
 
 
+def _commits_first(blocks: list) -> list[tuple[int, dict]]:
+    """The blocks, numbered as pasted, in the order they are applied: a reveal block pasted
+    above the commit block it opens (same player, round and step) comes just after it (a
+    reveal sent early, docs/protocol.md §3); everything else in the order pasted."""
+    def key(payload):
+        body = payload.get("body") if isinstance(payload, dict) else None
+        if not isinstance(body, dict):
+            return None, None
+        return body.get("kind"), repr((body.get("player"), body.get("round"), body.get("step")))
+    keys = [key(payload) for payload in blocks]
+    ordered, waiting = [], {}
+    for index, (number, payload) in enumerate(enumerate(blocks, start=1)):
+        kind, mine = keys[index]
+        if kind == "reveal" and ("commit", mine) in keys[index + 1:]:
+            waiting.setdefault(mine, []).append((number, payload))
+            continue
+        ordered.append((number, payload))
+        if kind == "commit":
+            ordered += waiting.pop(mine, [])
+    return ordered
+
+
 def submit(store, game_id: str, text: str, at=None) -> list[dict]:
     """Apply every armoured block in ``text`` (all or nothing, in one transaction)."""
     from .armour import ArmourError, extract_blocks
@@ -79,7 +101,8 @@ def submit(store, game_id: str, text: str, at=None) -> list[dict]:
     log = Log(store, game_id)
 
     def build(session):
-        for number, payload in enumerate(blocks, start=1):
+        for number, payload in _commits_first(blocks):
+            numbers.extend([current["number"]] * (len(done) - len(numbers)))  # the block of each item so far
             body = payload.get("body")
             if not isinstance(body, dict) or body.get("kind") not in ("commit", "reveal", "decide", "client_seed",
                                                                       "key", "extend"):
@@ -131,6 +154,7 @@ def submit(store, game_id: str, text: str, at=None) -> list[dict]:
                 item["illegal"] = data.get("illegal")
 
     current = {"number": 0, "what": ""}
+    numbers: list[int] = []
     try:
         write(store, game_id, build, at)
     except Refused as exc:
@@ -138,4 +162,5 @@ def submit(store, game_id: str, text: str, at=None) -> list[dict]:
             raise
         raise Refused(f"block {current['number']} ({current['what']}): {exc}; nothing from this "
                       f"submission was recorded (send the blocks that belong together, in order)") from None
-    return done
+    numbers.extend([current["number"]] * (len(done) - len(numbers)))
+    return [item for _, item in sorted(zip(numbers, done), key=lambda pair: pair[0])]  # in the order pasted

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 import json
 
-from .anonymous import batch_digest
+from .anonymous import batch_digest, early_name
 from .cache import snapshot_at_commit, write_snapshot
-from .commit import commitment_matches
 from .errors import Refused
 from .loading import SEED, held_source, load
 from .reports import private
@@ -29,12 +28,6 @@ ORPHANED = ("no reveal: the seat's former player sealed this choice on their own
 def held_name(round_: int, step: int, player: str) -> str:
     """The name of the secret that keeps the choice and salt sealed for ``player``."""
     return f"held/{round_}/{step}/{player}"
-
-
-def early_name(round_: int, step: int, player: str) -> str:
-    """The name of the secret that keeps a reveal a player sent before every commitment of
-    the step was in (recorded, as theirs, once they all are)."""
-    return f"early/{round_}/{step}/{player}"
 
 
 def note(outcome: dict | None, **facts) -> None:
@@ -139,18 +132,16 @@ def hold_early(store, session: Session, data: dict) -> bool:
 
 
 def _early_reveal(store, session: Session, step, player: str) -> dict | None:
-    """The reveal ``player`` sent before every commitment was in, if they did and it still
-    opens their commitment (a later commitment of theirs replaced the one it opened)."""
-    if step.commits[player]["by"] != "player":
-        return None
+    """The reveal ``player`` sent before every commitment was in, if they did and it would
+    still be accepted as it was then (``Session.check_early_reveal``): not when a later
+    commitment of theirs replaced the one it opened, the seat was replaced since (the
+    commitment is its former player's, orphaned), or its signature is of a key the player
+    has changed since. Such a reveal is not recorded, and the player owes the reveal as usual."""
     text = store.get_secret(session.game_id, early_name(step.round, step.step, player))
     if text is None:
         return None
     data = json.loads(text)
-    if not commitment_matches(step.commits[player]["commitment"], session.game_id, step.round, step.step,
-                              player, data["choice"], data["salt"]):
-        return None
-    return data
+    return data if session.early_reveal_stands(data) else None
 
 
 def end_of_play(store, session: Session):

@@ -166,3 +166,101 @@ def test_the_last_commitment_records_early_reveals_in_one_transaction(tmp_path, 
     assert _early(store, "g") == ["early/1/1/ani"]
     commands.commit(store, "g", "alex", alex["commitment"], at=AT)
     assert [e.kind for e in store.events("g")[head[0]:]] == ["commit", "reveal"]
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["unsigned", "signed"])
+def test_a_replaced_seat_s_early_reveal_is_its_former_player_s_and_is_not_recorded(tmp_path, signed):
+    """The seat's player sent the reveal early, then left (pbem replace): the commitment is
+    orphaned (docs/protocol.md §16), as if they had kept the salt. The last commitment of
+    the others is recorded as usual (a signed game once refused it: the kept reveal was
+    checked against the new player's key), and the seat's default applies."""
+    from pbem.protocol import away
+    store, session, keys = _two_player(tmp_path, signed=signed)
+    made = commands.seal(session, "ani", session.rules.default(session.state, "ani", "select"))
+    if signed:
+        blocks = offline.signed_blocks(made, keys["ani"])
+        submissions.submit(store, "g", blocks["commit"] + "\n" + blocks["reveal"], at=AT)
+    else:
+        commands.commit(store, "g", "ani", made["commitment"], at=AT)
+        commands.reveal(store, "g", "ani", made["choice"], made["salt"], at=AT)
+    assert _early(store, "g") == ["early/1/1/ani"]
+    new_secret, new_public = generate_keypair()
+    away.replace(store, "g", "ani", key=new_public if signed else None, at=AT)
+    session = loading.load(store, "g")
+    alex = commands.seal(session, "alex", session.rules.default(session.state, "alex", "select"))
+    if signed:
+        submissions.submit(store, "g", offline.signed_blocks(alex, keys["alex"])["commit"], at=AT)
+    else:
+        commands.commit(store, "g", "alex", alex["commitment"], at=AT)
+    kinds = [(e.kind, e.data.get("player")) for e in store.events("g")]
+    assert kinds[-1] == ("commit", "alex") and ("reveal", "ani") not in kinds
+    commands.nmr(store, "g", "ani", force=True, at=AT)
+    assert [(e.kind, e.data.get("player")) for e in store.events("g")][-1] == ("default", "ani")
+    assert audit_store(store, "g")["ok"]
+
+
+def test_the_new_player_of_a_replaced_seat_cannot_send_the_former_player_s_reveal_early(tmp_path):
+    from pbem.protocol import away
+    store, session, _ = _two_player(tmp_path)
+    made = commands.seal(session, "ani", session.rules.default(session.state, "ani", "select"))
+    commands.commit(store, "g", "ani", made["commitment"], at=AT)
+    away.replace(store, "g", "ani", at=AT)
+    with pytest.raises(Refused, match="former player"):
+        commands.reveal(store, "g", "ani", made["choice"], made["salt"], at=AT)
+    assert not _early(store, "g")
+
+
+def test_a_key_change_after_an_early_reveal_leaves_the_reveal_owed_and_the_step_open(tmp_path):
+    """The kept reveal was signed with the key the player then changed (a key block): it
+    no longer verifies, so it is not recorded, and the player owes the reveal as usual. The
+    last commitment of the others is recorded (it was refused: the game could not go on)."""
+    store, session, keys = _two_player(tmp_path, signed=True)
+    made = commands.seal(session, "ani", session.rules.default(session.state, "ani", "select"))
+    blocks = offline.signed_blocks(made, keys["ani"])
+    submissions.submit(store, "g", blocks["commit"] + "\n" + blocks["reveal"], at=AT)
+    new_secret, new_public = generate_keypair()
+    submissions.submit(store, "g", offline.key_change_block("g", "ani", new_public, keys["ani"]), at=AT)
+    session = loading.load(store, "g")
+    alex = commands.seal(session, "alex", session.rules.default(session.state, "alex", "select"))
+    alex_blocks = offline.signed_blocks(alex, keys["alex"])
+    submissions.submit(store, "g", alex_blocks["commit"], at=AT)
+    session = loading.load(store, "g")
+    assert session.sealed.all_committed and session.sealed.owes_reveal() == ["ani", "alex"]
+    submissions.submit(store, "g", offline.signed_blocks(made, new_secret)["reveal"], at=AT)
+    submissions.submit(store, "g", alex_blocks["reveal"], at=AT)
+    assert audit_store(store, "g")["ok"]
+
+
+def test_a_seat_back_from_the_stand_in_replaces_its_sealed_choice_and_sends_the_reveal_early(tmp_path):
+    """The stand-in plays ani's seat and sealed a choice for it; ani, back, commits and sends
+    the reveal early: the commitment is ani's again, and the reveal is recorded with alex's
+    last commitment, as ani's own."""
+    store = Store(tmp_path / "g.db")
+    commands.create_game(store, "g", "tortuga", ["ani", "alex"], {}, deadline_seconds=86400, start=True,
+                         at=AT, stand_in_after=1)
+    commands.nmr(store, "g", "ani", force=True, at=AT)  # ani misses one: the stand-in takes the seat
+    for _ in range(200):
+        session = loading.load(store, "g")
+        step = session.sealed
+        if step is not None and step.commits.get("ani", {}).get("by") == "stand-in" and "alex" in step.owes_commit():
+            break
+        player, _what, sealed, _ = session.owed()[0]
+        assert player == "alex"
+        if sealed:
+            commands.commit_for_player(store, "g", "alex", _choice(session, "alex", step.kind), at=AT)
+        else:
+            request = next(r for r in session.requests_of("alex") if not r.sealed)
+            commands.decide(store, "g", "alex", _choice(session, "alex", request.kind), at=AT)
+    else:
+        raise AssertionError("the stand-in never sealed a choice for ani")
+    assert "ani" in session.standing_in
+    made = commands.seal(session, "ani", _choice(session, "ani", step.kind))
+    commands.commit(store, "g", "ani", made["commitment"], at=AT)
+    outcome: dict = {}
+    commands.reveal(store, "g", "ani", made["choice"], made["salt"], at=AT, outcome=outcome)
+    assert outcome.get("early") and "ani" not in loading.load(store, "g").standing_in
+    head = store.head("g")
+    commands.commit_for_player(store, "g", "alex", _choice(session, "alex", step.kind), at=AT)
+    reveals = [e.data for e in store.events("g")[head[0]:] if e.kind == "reveal"]
+    assert {(r["player"], r["by"]) for r in reveals} == {("ani", "player"), ("alex", "moderator")}
+    assert audit_store(store, "g")["ok"]
