@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from pbem.protocol import away, commands, loading, offline, submissions
+from pbem.protocol import commands, loading, offline, submissions
 from pbem.protocol.canonical import GENESIS_HASH, event_hash
 from pbem.protocol.errors import Refused
 from pbem.protocol.signing import generate_keypair
 from pbem.store import Store, export_lines
-from pbem.store.audit import audit_file, audit_store
+from pbem.store.audit import audit_file
 
 ROOT = Path(__file__).resolve().parents[2]
 AT = "2030-01-01T10:00:00Z"
@@ -106,3 +106,101 @@ def test_an_early_reveal_with_a_spent_nonce_is_refused_and_kept_nowhere(tmp_path
     with pytest.raises(Refused, match="already used"):
         submissions.submit(store, "g", armour({"body": body, "sig": sign(keys["ani"], body)}), at=AT)
     assert not [n for n in store.secret_names("g") if n.startswith("early/")]
+
+
+def cli(db, *args):
+    from typer.testing import CliRunner
+
+    from pbem.cli.program import app
+    result = CliRunner().invoke(app, [*map(str, args), "--db", str(db)])
+    assert result.exit_code in (0, 1, 3), (args, result.stdout, result.stderr)
+    return result
+
+
+def drop_the_held_reveal(tmp_path):
+    """ani commits and sends the reveal early (by the command line, which prints the
+    receipts); the judge drops the held reveal, and defaults ani at the deadline once every
+    commitment is in. (The store, ani's receipts as printed, the export's path.)"""
+    store, _ = game(tmp_path)
+    db = tmp_path / "g.db"
+    made = sealed(store, "ani")
+    cli(db, "commit", "g", "ani", made["commitment"])
+    held = cli(db, "reveal", "g", "ani", made["choice"], made["salt"]).stdout
+    assert "held" in held
+    with store.conn:  # the dishonest judge drops the held reveal
+        store.conn.execute("delete from secrets where name = 'early/1/1/ani'")
+    for player in ("alex", "frank"):
+        commands.commit(store, "g", player, sealed(store, player)["commitment"], at=AT)
+    commands.nmr(store, "g", "ani", at=LATER)  # the deadline passed: a default, not forced
+    export = tmp_path / "g.jsonl"
+    export.write_text("".join(export_lines(store.events("g"))), encoding="utf-8")
+    return store, held, export
+
+
+def test_the_reveal_held_comes_with_a_receipt_the_audit_checks_against_a_default(tmp_path):
+    """The judge drops the reveal it held, and defaults the player at the deadline. Before,
+    the player held nothing but "reveal held"; now the answer carries a receipt (event
+    early_reveal) of their commitment, and the audit with it FAILs, naming the default."""
+    from pbem.protocol.receipts import read_receipts
+    store, held, export = drop_the_held_reveal(tmp_path)
+    receipts = read_receipts(held)
+    commit = next(e for e in store.events("g") if e.kind == "commit" and e.data["player"] == "ani")
+    assert [(r["player"], r["event"], r["seq"], r["hash"]) for r in receipts] == [
+        ("ani", "early_reveal", commit.seq, commit.hash)]
+    default = store.events("g")[-1]
+    assert default.kind == "default" and default.data["player"] == "ani" and default.data.get("forced") is not True
+    (tmp_path / "ani.txt").write_text(held, encoding="utf-8")
+    db = tmp_path / "g.db"
+    plain = cli(db, "audit", "--file", export, "--json")
+    assert json.loads(plain.stdout)["verdict"] != "FAIL"  # without the receipt, nothing shows it
+    caught = json.loads(cli(db, "audit", "--file", export, "--receipt", tmp_path / "ani.txt", "--json").stdout)
+    assert caught["verdict_line"] == (
+        f"FAIL: receipt 1 (ani, event {commit.seq} early_reveal) is contradicted: the judge signed that it "
+        f"held ani's reveal of the commitment at event {commit.seq}, and event {default.seq} defaults ani "
+        f"in step 1.1: the judge dropped the reveal")
+
+
+def test_an_honest_judge_passes_with_the_early_receipt_and_a_replaced_commitment_too(tmp_path):
+    """The receipt of a held reveal agrees with the log when the reveal was recorded, and
+    when a later commitment of the player replaced the one it opened (then defaulted)."""
+    store, _ = game(tmp_path)
+    db = tmp_path / "g.db"
+    first = sealed(store, "ani")
+    cli(db, "commit", "g", "ani", first["commitment"])
+    kept = cli(db, "reveal", "g", "ani", first["choice"], first["salt"]).stdout
+    again = sealed(store, "ani")
+    cli(db, "commit", "g", "ani", again["commitment"])  # replaces it: the held reveal opens nothing now
+    for player in ("alex", "frank"):
+        commands.commit(store, "g", player, sealed(store, player)["commitment"], at=AT)
+    commands.nmr(store, "g", "ani", at=LATER)
+    (tmp_path / "r.txt").write_text(kept, encoding="utf-8")
+    export = tmp_path / "g.jsonl"
+    export.write_text("".join(export_lines(store.events("g"))), encoding="utf-8")
+    report = json.loads(cli(db, "audit", "--file", export, "--receipt", tmp_path / "r.txt", "--json").stdout)
+    assert report["verdict"] != "FAIL" and report["receipts_checked"] == 1, report
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["unsigned", "signed"])
+def test_a_whole_game_of_early_reveals_keeps_its_receipts(tmp_path, signed):
+    """Submitted as blocks (commit and reveal together): each held reveal gets its receipt,
+    and every receipt of the game agrees with the log at the end."""
+    from pbem.protocol.receipts import read_receipts
+    store, keys = game(tmp_path, signed=signed)
+    db = tmp_path / "g.db"
+    texts = []
+    for player in ("ani", "alex"):
+        made = sealed(store, player)
+        blocks = offline.signed_blocks(made, keys.get(player))
+        (tmp_path / f"{player}.sub").write_text(blocks["commit"] + "\n" + blocks["reveal"], encoding="utf-8")
+        texts.append(cli(db, "submit", "g", tmp_path / f"{player}.sub").stdout)
+        assert [r["event"] for r in read_receipts(texts[-1])] == ["commit", "early_reveal"]
+    made = sealed(store, "frank")
+    blocks = offline.signed_blocks(made, keys.get("frank"))
+    (tmp_path / "frank.sub").write_text(blocks["commit"] + "\n" + blocks["reveal"], encoding="utf-8")
+    texts.append(cli(db, "submit", "g", tmp_path / "frank.sub").stdout)
+    assert [r["event"] for r in read_receipts(texts[-1])] == ["commit", "reveal"]  # the last: recorded at once
+    (tmp_path / "all.txt").write_text("\n".join(texts), encoding="utf-8")
+    export = tmp_path / "g.jsonl"
+    export.write_text("".join(export_lines(store.events("g"))), encoding="utf-8")
+    report = json.loads(cli(db, "audit", "--file", export, "--receipt", tmp_path / "all.txt", "--json").stdout)
+    assert report["verdict"] != "FAIL" and report["receipts_checked"] == 6, report
