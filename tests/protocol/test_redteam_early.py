@@ -204,3 +204,23 @@ def test_a_whole_game_of_early_reveals_keeps_its_receipts(tmp_path, signed):
     export.write_text("".join(export_lines(store.events("g"))), encoding="utf-8")
     report = json.loads(cli(db, "audit", "--file", export, "--receipt", tmp_path / "all.txt", "--json").stdout)
     assert report["verdict"] != "FAIL" and report["receipts_checked"] == 6, report
+
+
+def test_what_the_judge_does_at_its_discretion_after_seeing_a_held_reveal_is_named(tmp_path):
+    """Holding ani's reveal early, the judge knows her choice before the step's last
+    commitments: it gives frank's seat to itself and commits for it, extends alex's time,
+    then forces alex's default before his deadline. Each act is in the verdict; that it came
+    after an early reveal is not (docs/protocol.md §15 says so)."""
+    from pbem.protocol import away
+    store, _ = game(tmp_path)
+    early(store, "ani")
+    away.replace(store, "g", "frank", reason="left", at=AT, moderator_plays=True)
+    commands.commit(store, "g", "frank", sealed(store, "frank")["commitment"], at=AT)  # the judge's own seat
+    away.extend(store, "g", "alex", seconds=3600, at=AT)
+    commands.nmr(store, "g", "alex", force=True, at=AT)  # before alex's deadline
+    assert [e.data["player"] for e in store.events("g") if e.kind == "reveal"] == ["ani"]  # recorded with the default
+    commands.reveal_seed(store, "g", force=True, at=LATER)
+    line = audit_file("".join(export_lines(store.events("g"))))["verdict_line"]
+    for named in ("1 forced default", "1 extension (1 by the moderator)", "1 replacement (1 seat given to the moderator)"):
+        assert named in line, line
+    assert "early" not in line.replace("ended the game early", "")
