@@ -147,9 +147,9 @@ def contradiction(number: int, body: dict, judge_key: str | None, hashes: list[s
 
 def dropped(number: int, body: dict, rows: list[dict]) -> tuple[int, str] | None:
     """For a receipt of a reveal sent early (``event`` EARLY, docs/protocol.md §3, §12): the
-    event and reason of the log's contradiction, when it defaults the player in the step of
-    the commitment the receipt names, with no later commitment of theirs in that step
-    between (the judge held the reveal and dropped it); None otherwise. ``rows``: the log's
+    event and reason of the log's contradiction, when it defaults the player's sealed choice
+    in the step of the commitment the receipt names, with no commitment or reveal of theirs
+    in that step between (the judge held the reveal and dropped it); None otherwise. ``rows``: the log's
     events as dicts (``kind``, ``data``), the receipt's other fields already checked."""
     if body["event"] != EARLY:
         return None
@@ -164,9 +164,9 @@ def dropped(number: int, body: dict, rows: list[dict]) -> tuple[int, str] | None
         other = row["data"] if isinstance(row.get("data"), dict) else {}
         if other.get("player") != body["player"] or (other.get("round"), other.get("step")) != step:
             continue
-        if row["kind"] == "commit":
-            return None  # a later commitment replaced the one the held reveal opened
-        if row["kind"] == "default":
+        if row["kind"] in ("commit", "reveal", "reveal_held"):
+            return None  # a later commitment replaced the one the held reveal opened, or it was recorded
+        if row["kind"] == "default" and other.get("sealed") is True:
             return seq, (f"{what} is contradicted: the judge signed that it held {body['player']}'s reveal of the "
                          f"commitment at event {body['seq']}, and event {seq} defaults {body['player']} in step "
                          f"{step[0]}.{step[1]}: the judge dropped the reveal")

@@ -106,3 +106,17 @@ def test_an_early_reveal_moved_before_the_last_commitment_fails_on_the_page_as_i
     expected, _code = pages.audit_line(pages.tmp / "moved.jsonl")
     assert shown["line"] == expected, f"page: {shown['line']}\naudit: {expected}"
     assert shown["line"].startswith("FAIL: event "), shown["line"]
+
+
+def test_an_honest_game_of_early_reveals_agrees_with_its_receipts_on_the_page_as_in_the_audit(pages, page):
+    from tests.protocol.test_redteam_early import honest_game
+    folder = pages.tmp / "honest-early"
+    folder.mkdir(exist_ok=True)
+    store, text = honest_game(folder, "tortuga")
+    (folder / "receipts.txt").write_text(text, encoding="utf-8")
+    export = "".join(export_lines(store.events("g")))
+    (folder / "g.jsonl").write_text(export, encoding="utf-8")
+    shown = page.verify(export, name="honest-early.jsonl", receipts=text)
+    expected, _code = pages.audit_line(folder / "g.jsonl", "--receipt", str(folder / "receipts.txt"))
+    assert shown["line"] == expected, f"page: {shown['line']}\naudit: {expected}"
+    assert shown["line"].startswith("OK") and "receipts checked" in shown["line"], shown["line"]

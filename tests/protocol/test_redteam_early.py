@@ -14,7 +14,7 @@ from pbem.protocol.canonical import GENESIS_HASH, event_hash
 from pbem.protocol.errors import Refused
 from pbem.protocol.signing import generate_keypair
 from pbem.store import Store, export_lines
-from pbem.store.audit import audit_file
+from pbem.store.audit import audit_file, audit_store
 
 ROOT = Path(__file__).resolve().parents[2]
 AT = "2030-01-01T10:00:00Z"
@@ -224,3 +224,49 @@ def test_what_the_judge_does_at_its_discretion_after_seeing_a_held_reveal_is_nam
     for named in ("1 forced default", "1 extension (1 by the moderator)", "1 replacement (1 seat given to the moderator)"):
         assert named in line, line
     assert "early" not in line.replace("ended the game early", "")
+
+
+def honest_game(tmp_path, game_type: str):
+    """A whole game, every sealed choice sent with its reveal early, each held reveal given
+    its receipt as the command line gives it; open choices now and then defaulted. (The
+    store, every receipt block the players got.)"""
+    from pbem.protocol.receipts import issue
+    from tests.protocol.test_early_reveal import PLAYERS, _choice
+    store = Store(tmp_path / "g.db")
+    commands.create_game(store, "g", game_type, PLAYERS[game_type], {}, deadline_seconds=86400, start=True, at=AT)
+    blocks: list[str] = []
+    for turn in range(5000):
+        session = loading.load(store, "g")
+        if session.seed_revealed:
+            return store, "".join(blocks)
+        player, _what, is_sealed, _ = session.owed()[0]
+        before = store.head("g")[0]
+        if not is_sealed:
+            if turn % 7 == 0:  # now and then a late player: an open default
+                commands.nmr(store, "g", player, force=True, at=AT)
+            else:
+                request = next(r for r in session.requests_of(player) if not r.sealed)
+                commands.decide(store, "g", player, _choice(session, player, request.kind), at=AT)
+            continue
+        step = session.sealed
+        made = commands.seal(session, player, _choice(session, player, step.kind))
+        commands.commit(store, "g", player, made["commitment"], at=AT)
+        outcome: dict = {}
+        commands.reveal(store, "g", player, made["choice"], made["salt"], at=AT, outcome=outcome)
+        held = [(player, step.round, step.step)] if outcome.get("early") else []
+        blocks += issue(store, "g", before, [player], early=held)
+    raise AssertionError("the game does not end")
+
+
+@pytest.mark.parametrize("game_type", ["tortuga", "tortuga1667"])
+def test_an_honest_judge_agrees_with_every_early_receipt_of_a_whole_game(tmp_path, game_type):
+    """At the end of an honest game of early reveals, the audit with every receipt is not
+    FAIL (steps that share a round and step number, open defaults, anonymous votes
+    included): a default after the held reveal was recorded is no contradiction."""
+    from pbem.protocol.receipts import read_receipts
+    from pbem.store.verdict import Published
+    store, text = honest_game(tmp_path, game_type)
+    bodies = read_receipts(text)
+    assert len(bodies) > 20 and sum(b["event"] == "early_reveal" for b in bodies) > 5
+    report = audit_store(store, "g", Published(receipts=bodies))
+    assert report["ok"], report["verdict_line"]
