@@ -270,3 +270,41 @@ def test_an_honest_judge_agrees_with_every_early_receipt_of_a_whole_game(tmp_pat
     assert len(bodies) > 20 and sum(b["event"] == "early_reveal" for b in bodies) > 5
     report = audit_store(store, "g", Published(receipts=bodies))
     assert report["ok"], report["verdict_line"]
+
+
+@pytest.mark.parametrize("signed", [False, True], ids=["unsigned", "signed"])
+def test_a_commitment_forged_after_the_held_reveal_escapes_the_receipt_only_unsigned(tmp_path, signed):
+    """The judge writes a new commitment in ani's name after her held reveal (the receipt
+    takes a later commitment as replacing the one it opened), then defaults her. Without
+    signatures nothing shows it (docs/protocol.md §15 says so: require signatures); with
+    them the forged commitment has no valid signature and the replay refuses it."""
+    from pbem.protocol.receipts import early_receipts, read_receipts
+    from pbem.store.verdict import Published
+    store, keys = game(tmp_path, signed=signed)
+    early(store, "ani", keys)
+    bodies = read_receipts("".join(early_receipts(store, "g", [("ani", 1, 1)], store.events("g"), store.head("g"))))
+    assert [b["event"] for b in bodies] == ["early_reveal"]
+    for player in ("alex", "frank"):
+        commands.commit(store, "g", player, sealed(store, player)["commitment"], at=AT) if not signed else \
+            submissions.submit(store, "g", offline.signed_blocks(sealed(store, player), keys[player])["commit"], at=AT)
+    rows = rows_of(store)
+    assert rows[-1]["kind"] == "reveal"  # the honest log: ani's held reveal recorded
+    from pbem.protocol.commit import make_commitment, new_salt
+    from pbem.protocol.times import shift
+    last_commit = len(rows) - 2
+    before = rows[:last_commit] + [rows[last_commit]]  # every commitment in, ani's reveal not recorded
+    replay = commands.Session.replay("g", json.loads(json.dumps(before)), bytes.fromhex(store.get_secret("g", "server_seed")))
+    choice = replay.rules.default(replay.state, "ani", "select")
+    commit = json.loads(json.dumps(rows[last_commit]))  # the judge's own commitment for ani, before the last
+    commit["data"] = {k: v for k, v in commit["data"].items() if k not in ("signature", "nonce")}
+    commit["data"].update(player="ani", commitment=make_commitment("g", 1, 1, "ani", choice, new_salt()))
+    opened = rows[last_commit]["at"]
+    default = {"game": "g", "kind": "default", "at": shift(opened, 86400 * 2), "data": {
+        "player": "ani", "kind": "select", "sealed": True, "round": 1, "step": 1, "reason": "no reveal (NMR)",
+        "deadline": shift(opened, 86400), "choice": choice}}
+    text = rechain(rows[:last_commit] + [commit, rows[last_commit]] + [default])
+    report = audit_file(text, Published(receipts=bodies))
+    if signed:
+        assert report["verdict_line"].startswith(f"FAIL: event {last_commit + 1}: this game requires signed submissions")
+    else:
+        assert report["verdict"] != "FAIL", report["verdict_line"]
