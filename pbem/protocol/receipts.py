@@ -7,7 +7,9 @@ This module is a contract. A receipt body is::
 
 signed with Ed25519 by the judge key over ``b"pbem-receipt-v1" 0x00 canonical_json(body)``
 and armoured (label RECEIPT) around ``{"receipt": body, "sig": base64 signature}``. It
-binds only hashes and indexes: never a choice, a salt or a hidden card.
+binds only hashes and indexes: never a choice, a salt or a hidden card. For a reveal held
+early (docs/protocol.md §3) ``event`` is ``early_reveal`` and ``seq``/``hash`` name the
+player's commitment it opens: the judge's word that it holds that reveal (``dropped``).
 
 Checking a receipt against a log gives a contradiction (the judge lied: ``Contradiction``)
 or nothing; a receipt that cannot be used at all (unreadable, malformed, for another game,
