@@ -226,12 +226,24 @@ def test_what_the_judge_does_at_its_discretion_after_seeing_a_held_reveal_is_nam
     assert "early" not in line.replace("ended the game early", "")
 
 
+def choose(session, player: str, kind: str) -> str:
+    """A bot's choice; in 1667 a vote is called whenever one is legal, so that there are sealed steps."""
+    if kind == "action":
+        for word in ("attack", "mutiny", "brawl"):
+            try:
+                return session.rules.check(session.state, player, word)
+            except Exception:
+                pass
+    request = next(r for r in session.requests_of(player) if r.kind == kind)
+    return session.rules.bot(f"bot/{player}", "random").choose(session.state, player, kind, request=request)
+
+
 def honest_game(tmp_path, game_type: str):
     """A whole game, every sealed choice sent with its reveal early, each held reveal given
     its receipt as the command line gives it; open choices now and then defaulted. (The
     store, every receipt block the players got.)"""
     from pbem.protocol.receipts import issue
-    from tests.protocol.test_early_reveal import PLAYERS, _choice
+    from tests.protocol.test_early_reveal import PLAYERS
     store = Store(tmp_path / "g.db")
     commands.create_game(store, "g", game_type, PLAYERS[game_type], {}, deadline_seconds=86400, start=True, at=AT)
     blocks: list[str] = []
@@ -246,10 +258,10 @@ def honest_game(tmp_path, game_type: str):
                 commands.nmr(store, "g", player, force=True, at=AT)
             else:
                 request = next(r for r in session.requests_of(player) if not r.sealed)
-                commands.decide(store, "g", player, _choice(session, player, request.kind), at=AT)
+                commands.decide(store, "g", player, choose(session, player, request.kind), at=AT)
             continue
         step = session.sealed
-        made = commands.seal(session, player, _choice(session, player, step.kind))
+        made = commands.seal(session, player, choose(session, player, step.kind))
         commands.commit(store, "g", player, made["commitment"], at=AT)
         outcome: dict = {}
         commands.reveal(store, "g", player, made["choice"], made["salt"], at=AT, outcome=outcome)
