@@ -119,7 +119,7 @@ def reveal(game: GameArg, player: PlayerArg, choice: ChoiceArg,
     outcome = {}
     before = _head_seq(store, game)
     session = commands.reveal(store, game, player, choice, salt, parse_step(step), outcome=outcome)
-    _report_submissions(store, session, game, as_json, [outcome], _receipts(store, game, before, [player]))
+    _report_submissions(store, session, game, as_json, [outcome], _receipts(store, game, before, [player], [outcome]))
 
 
 @handled
@@ -182,7 +182,7 @@ def submit(game: GameArg,
     done = submissions.submit(store, game, text)
     session = loading.load(store, game)
     _report_submissions(store, session, game, as_json, done,
-                        _receipts(store, game, before, [item["player"] for item in done]))
+                        _receipts(store, game, before, [item["player"] for item in done], done))
 
 
 @handled
@@ -267,10 +267,12 @@ def _head_seq(store, game: str) -> int:
     return store.head(game)[0]
 
 
-def _receipts(store, game: str, before: int, players) -> list[str]:
-    """The judge's receipts for the submissions recorded since event ``before``."""
+def _receipts(store, game: str, before: int, players, items=()) -> list[str]:
+    """The judge's receipts for the submissions recorded since event ``before``, and for
+    each reveal among ``items`` held early (docs/protocol.md §12)."""
     from ..protocol.receipts import issue
-    return issue(store, game, before, players)
+    early = [(i["player"], i["round"], i["step"]) for i in items if i.get("early")]
+    return issue(store, game, before, players, early=early)
 
 
 def receipts_text(blocks: list[str]) -> str:

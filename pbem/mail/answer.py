@@ -46,7 +46,7 @@ def conclude(store, row, result: Result, session, commands, ignored, broken, blo
     head = latest.get("head") if latest.get("head", (None,))[0] == session.seq else None
     events = latest["events"] if head and latest["since"] == before else None
     return Stop(result.outcome, _answer_text(store, row, result, session, head)
-                + _receipts(store, row, before, blocks, events, head if events is not None else None),
+                + _receipts(store, row, before, blocks, events, head if events is not None else None, result.early),
                 confirms=confirms)
 
 
@@ -64,15 +64,17 @@ def _answer_text(store, row, result: Result, session, head=None) -> str:
     return "\n".join(out)
 
 
-def _receipts(store, row, before: int, blocks, events=None, head=None) -> str:
-    """The judge's signed receipts for what this mail had recorded (docs/protocol.md §12);
-    ``events`` after ``before`` up to ``head``, when the caller has them."""
+def _receipts(store, row, before: int, blocks, events=None, head=None, early=()) -> str:
+    """The judge's signed receipts for what this mail had recorded, and for each reveal it
+    held early (``early``: player, round, step; docs/protocol.md §12); ``events`` after
+    ``before`` up to ``head``, when the caller has them."""
     players = {row.player} | {b["body"].get("player") for b in blocks if isinstance(b.get("body"), dict)}
-    receipts = issue(store, row.game, before, players, events=events, head=head)
+    receipts = issue(store, row.game, before, players, events=events, head=head, early=early)
     if not receipts:
         return ""
     return ("\n\nKeep " + ("this receipt" if len(receipts) == 1 else "these receipts") + ": the judge signs that "
-            "it recorded your move, at that place in the log. If the log ever says otherwise, "
+            "it recorded your move, at that place in the log (or, for a reveal sent early, that it holds "
+            "the reveal of that commitment). If the log ever says otherwise, "
             "'pbem audit --file EXPORT --receipt FILE' proves it.\n\n" + "\n".join(receipts).rstrip("\n"))
 
 

@@ -57,6 +57,8 @@ def apply_mail(store, row, session, reading, blocks, signed_game: bool, msg, now
         refused = []  # reveal lines refused so far: one above its commit line is tried again after it
         for command in reading.commands:
             ok, text, after = _apply(store, row, command, now, msg, session)
+            if ok and text is EARLY:  # held: the step it is for is still the open one
+                result.early.append((row.player, after.sealed.round, after.sealed.step))
             session = after or session
             result.lines.append({"line": command.line[:200], "ok": ok, "text": text})
             if command.verb == "reveal" and not ok:
@@ -86,6 +88,7 @@ def _apply_blocks(store, row, text: str, blocks, signed_game: bool, now: str, re
         return
     for item in done:
         if item.get("early"):
+            result.early.append((item["player"], item["round"], item["step"]))
             result.lines.append({"line": "(submission block)", "ok": True, "text": EARLY})
             continue
         note = " (already recorded, nothing changed)" if item.get("already_recorded") else ""

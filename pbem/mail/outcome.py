@@ -23,6 +23,7 @@ class Result:
     answered: bool = False
     lines: list = field(default_factory=list)  # {"line", "ok", "text"}
     bounced: list = field(default_factory=list)  # what a bounce reported, one phrase an address
+    early: list = field(default_factory=list)  # (player, round, step) of each reveal held early
 
     def as_dict(self) -> dict:
         return dict(self.__dict__)

@@ -7,7 +7,9 @@ This module is a contract. A receipt body is::
 
 signed with Ed25519 by the judge key over ``b"pbem-receipt-v1" 0x00 canonical_json(body)``
 and armoured (label RECEIPT) around ``{"receipt": body, "sig": base64 signature}``. It
-binds only hashes and indexes: never a choice, a salt or a hidden card.
+binds only hashes and indexes: never a choice, a salt or a hidden card. For a reveal held
+early (docs/protocol.md §3) ``event`` is ``early_reveal`` and ``seq``/``hash`` name the
+player's commitment it opens: the judge's word that it holds that reveal (``dropped``).
 
 Checking a receipt against a log gives a contradiction (the judge lied: ``Contradiction``)
 or nothing; a receipt that cannot be used at all (unreadable, malformed, for another game,
@@ -27,6 +29,7 @@ SECRET_NAME = "judge_key"  # the store's private entry holding the judge's secre
 # the events a player's submission writes (and a key the moderator sets for a seat), which earn
 # that player a receipt; an extension only when the player asked for it
 RECEIPTED = ("commit", "reveal", "reveal_held", "decide", "client_seed", "key", "extended")
+EARLY = "early_reveal"  # a receipt's event word for a reveal held before every commitment was in (§3, §12)
 FIELDS = ("v", "kind", "game", "player", "seq", "event", "hash", "head_seq", "head_hash", "judge_key")
 _HASH = re.compile(r"[0-9a-f]{64}")
 
@@ -144,11 +147,61 @@ def contradiction(number: int, body: dict, judge_key: str | None, hashes: list[s
     return None
 
 
-def issue(store, game: str, after_seq: int, players, events=None, head=None) -> list[str]:
+def dropped(number: int, body: dict, rows: list[dict]) -> tuple[int, str] | None:
+    """For a receipt of a reveal sent early (``event`` EARLY, docs/protocol.md §3, §12): the
+    event and reason of the log's contradiction, when it defaults the player's sealed choice
+    in the step of the commitment the receipt names, with no commitment or reveal of theirs
+    in that step between (the judge held the reveal and dropped it); None otherwise. ``rows``: the log's
+    events as dicts (``kind``, ``data``), the receipt's other fields already checked."""
+    if body["event"] != EARLY:
+        return None
+    what = f"receipt {number} ({body['player']}, event {body['seq']} {body['event']})"
+    commit = rows[body["seq"] - 1]
+    data = commit["data"] if isinstance(commit.get("data"), dict) else {}
+    if commit["kind"] != "commit" or data.get("player") != body["player"]:
+        return body["seq"], (f"{what} is contradicted: the judge signed that event {body['seq']} is a commitment of "
+                             f"{body['player']}, the log has a {commit['kind']} there")
+    step = (data.get("round"), data.get("step"))
+    for seq, row in enumerate(rows[body["seq"]:], start=body["seq"] + 1):
+        other = row["data"] if isinstance(row.get("data"), dict) else {}
+        if other.get("player") != body["player"] or (other.get("round"), other.get("step")) != step:
+            continue
+        if row["kind"] in ("commit", "reveal", "reveal_held"):
+            return None  # a later commitment replaced the one the held reveal opened, or it was recorded
+        if row["kind"] == "default" and other.get("sealed") is True:
+            return seq, (f"{what} is contradicted: the judge signed that it held {body['player']}'s reveal of the "
+                         f"commitment at event {body['seq']}, and event {seq} defaults {body['player']} in step "
+                         f"{step[0]}.{step[1]}: the judge dropped the reveal")
+    return None
+
+
+def early_receipts(store, game: str, early, events, head) -> list[str]:
+    """Receipt blocks (``event`` EARLY) for the reveals held early in this command:
+    ``early`` lists (player, round, step); each names the player's commitment event in the
+    log the held reveal opens (their latest of the step), bound to the head now."""
+    secret = store.get_secret(game, SECRET_NAME)
+    if secret is None or not early:
+        return []
+    from .signing import public_from_secret
+    public = public_from_secret(secret)
+    out = []
+    for player, round_, step in early:
+        for source in (events, None):
+            rows = store.events(game) if source is None else source
+            made = next((ev for ev in reversed(rows) if ev.kind == "commit" and ev.data.get("player") == player
+                         and (ev.data.get("round"), ev.data.get("step")) == (round_, step)), None)
+            if made is not None:
+                out.append(receipt_block(secret, make_body(game, player, made.seq, EARLY, made.hash, head, public)))
+                break
+    return out
+
+
+def issue(store, game: str, after_seq: int, players, events=None, head=None, early=()) -> list[str]:
     """Receipt blocks for the events after ``after_seq`` that name one of ``players`` and
     are submissions, each bound to the head now; [] in a game without a judge key.
     ``events`` and ``head``: those events and the head now, when the caller has just read
-    them in the same transaction."""
+    them in the same transaction. ``early``: (player, round, step) of each reveal held
+    early by the command, whose receipts (``early_receipts``) follow."""
     secret = store.get_secret(game, SECRET_NAME)
     if secret is None:
         return []
@@ -157,6 +210,7 @@ def issue(store, game: str, after_seq: int, players, events=None, head=None) -> 
     if head is None or events is None:
         head, events = store.head(game), store.events(game, after=after_seq)
     wanted = set(players)
-    return [receipt_block(secret, make_body(game, ev.data["player"], ev.seq, ev.kind, ev.hash, head, public))
+    return [*(receipt_block(secret, make_body(game, ev.data["player"], ev.seq, ev.kind, ev.hash, head, public))
             for ev in events if ev.kind in RECEIPTED and ev.data.get("player") in wanted
-            and (ev.kind != "extended" or ev.data.get("by") == "player")]  # the moderator's is no submission
+            and (ev.kind != "extended" or ev.data.get("by") == "player")),  # the moderator's is no submission
+            *early_receipts(store, game, list(early), events, head)]

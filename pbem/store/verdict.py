@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from ..protocol.errors import BadAuditInput
-from ..protocol.receipts import contradiction, short
+from ..protocol.receipts import contradiction, dropped, short
 
 OK, INCOMPLETE, FAIL = "OK", "INCOMPLETE", "FAIL"
 EXIT_CODES = {OK: 0, FAIL: 1, INCOMPLETE: 3}
@@ -81,6 +81,9 @@ def check_published(published: Published | None, game: str, rows: list[dict], re
         reason = contradiction(number, body, body["judge_key"], hashes)
         if reason is not None:
             raise PublishedMismatch(body["seq"], reason)
+        lie = dropped(number, body, rows)  # a reveal held early, then its player defaulted
+        if lie is not None:
+            raise PublishedMismatch(*lie)
     report["receipts_checked"] = len(published.receipts)
 
 

@@ -71,3 +71,52 @@ def test_the_page_shows_the_keys_the_seats_held_at_the_start_as_the_audit_does(p
     assert line in report_text(audit_file(text))
     shown = page.verify(text, name="start-keys.jsonl")
     assert line in shown["details"], shown["details"]
+
+
+def test_a_held_reveal_dropped_fails_on_the_page_as_in_the_audit(pages, page):
+    """The judge drops a reveal sent early and defaults its player; the receipt of the held
+    reveal (docs/protocol.md §3, §12) makes the page FAIL as the audit does."""
+    from tests.protocol.test_redteam_early import drop_the_held_reveal
+    folder = pages.tmp / "dropped"
+    folder.mkdir(exist_ok=True)
+    _store, held, export = drop_the_held_reveal(folder)
+    (folder / "ani.txt").write_text(held, encoding="utf-8")
+    shown = page.verify(export.read_text(encoding="utf-8"), name="dropped.jsonl", receipts=held)
+    expected, _code = pages.audit_line(export, "--receipt", str(folder / "ani.txt"))
+    assert shown["line"] == expected, f"page: {shown['line']}\naudit: {expected}"
+    assert "the judge dropped the reveal" in shown["line"], shown["line"]
+
+
+def test_an_early_reveal_moved_before_the_last_commitment_fails_on_the_page_as_in_the_audit(pages, page):
+    import json
+
+    from pbem.protocol import loading
+    store = Store(pages.tmp / "moved.db", create=True)
+    commands.create_game(store, "g", "tortuga", ["ani", "alex", "frank"], {}, deadline_seconds=3600, start=True, at=T0)
+    for player in ("ani", "alex", "frank"):
+        session = loading.load(store, "g")
+        made = commands.seal(session, player, session.rules.default(session.state, player, "select"))
+        commands.commit(store, "g", player, made["commitment"], at=T0)
+        if player == "ani":
+            commands.reveal(store, "g", player, made["choice"], made["salt"], at=T0)  # held
+    rows = pages.rows_of("".join(export_lines(store.events("g"))))
+    assert rows[-1]["kind"] == "reveal"
+    moved = rows[:-3] + [rows[-3], rows[-1], rows[-2]]
+    shown = page.verify(pages.rechain(json.loads(json.dumps(moved))), name="moved.jsonl")
+    expected, _code = pages.audit_line(pages.tmp / "moved.jsonl")
+    assert shown["line"] == expected, f"page: {shown['line']}\naudit: {expected}"
+    assert shown["line"].startswith("FAIL: event "), shown["line"]
+
+
+def test_an_honest_game_of_early_reveals_agrees_with_its_receipts_on_the_page_as_in_the_audit(pages, page):
+    from tests.protocol.test_redteam_early import honest_game
+    folder = pages.tmp / "honest-early"
+    folder.mkdir(exist_ok=True)
+    store, text = honest_game(folder, "tortuga")
+    (folder / "receipts.txt").write_text(text, encoding="utf-8")
+    export = "".join(export_lines(store.events("g")))
+    (folder / "g.jsonl").write_text(export, encoding="utf-8")
+    shown = page.verify(export, name="honest-early.jsonl", receipts=text)
+    expected, _code = pages.audit_line(folder / "g.jsonl", "--receipt", str(folder / "receipts.txt"))
+    assert shown["line"] == expected, f"page: {shown['line']}\naudit: {expected}"
+    assert shown["line"].startswith("OK") and "receipts checked" in shown["line"], shown["line"]
