@@ -164,6 +164,9 @@ def dropped(number: int, body: dict, rows: list[dict]) -> tuple[int, str] | None
     step = (data.get("round"), data.get("step"))
     for seq, row in enumerate(rows[body["seq"]:], start=body["seq"] + 1):
         other = row["data"] if isinstance(row.get("data"), dict) else {}
+        if (row["kind"] == "replaced" and other.get("seat") == body["player"]) or \
+                (row["kind"] == "key" and other.get("player") == body["player"]):
+            return None  # the held reveal no longer stands (§3): the seat's new person or key owes it
         if other.get("player") != body["player"] or (other.get("round"), other.get("step")) != step:
             continue
         if row["kind"] in ("commit", "reveal", "reveal_held"):

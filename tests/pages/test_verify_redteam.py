@@ -120,3 +120,15 @@ def test_an_honest_game_of_early_reveals_agrees_with_its_receipts_on_the_page_as
     expected, _code = pages.audit_line(folder / "g.jsonl", "--receipt", str(folder / "receipts.txt"))
     assert shown["line"] == expected, f"page: {shown['line']}\naudit: {expected}"
     assert shown["line"].startswith("OK") and "receipts checked" in shown["line"], shown["line"]
+
+
+def test_a_replacement_after_the_held_reveal_passes_on_the_page_as_in_the_audit(pages, page):
+    from tests.protocol.test_redteam_early import replaced_after_the_held_reveal
+    folder = pages.tmp / "replaced-early"
+    folder.mkdir(exist_ok=True)
+    _store, held, export = replaced_after_the_held_reveal(folder)
+    (folder / "ani.txt").write_text(held, encoding="utf-8")
+    shown = page.verify(export.read_text(encoding="utf-8"), name="replaced-early.jsonl", receipts=held)
+    expected, _code = pages.audit_line(export, "--receipt", str(folder / "ani.txt"))
+    assert shown["line"] == expected, f"page: {shown['line']}\naudit: {expected}"
+    assert not shown["line"].startswith("FAIL"), shown["line"]

@@ -320,3 +320,45 @@ def test_a_commitment_forged_after_the_held_reveal_escapes_the_receipt_only_unsi
         assert report["verdict_line"].startswith(f"FAIL: event {last_commit + 1}: this game requires signed submissions")
     else:
         assert report["verdict"] != "FAIL", report["verdict_line"]
+
+
+def replaced_after_the_held_reveal(tmp_path):
+    """Honest: ani sends the reveal early (its receipt printed), then leaves; the moderator
+    replaces the seat, the others commit, and the orphaned commitment is defaulted, forced
+    (docs/protocol.md §16). The held reveal no longer stands (§3), so the receipt is no
+    contradiction. (The store, ani's receipts as printed, the export's path.)"""
+    store, _ = game(tmp_path)
+    db = tmp_path / "g.db"
+    made = sealed(store, "ani")
+    cli(db, "commit", "g", "ani", made["commitment"])
+    held = cli(db, "reveal", "g", "ani", made["choice"], made["salt"]).stdout
+    assert "held" in held
+    cli(db, "replace", "g", "ani", "--reason", "ani left")
+    for player in ("alex", "frank"):
+        commands.commit(store, "g", player, sealed(store, player)["commitment"], at=AT)
+    commands.nmr(store, "g", "ani", force=True, at=AT)
+    assert store.events("g")[-1].kind == "default"
+    export = tmp_path / "g.jsonl"
+    export.write_text("".join(export_lines(store.events("g"))), encoding="utf-8")
+    return store, held, export
+
+
+def test_a_replacement_after_the_held_reveal_is_no_contradiction_of_its_receipt(tmp_path):
+    _store, held, export = replaced_after_the_held_reveal(tmp_path)
+    (tmp_path / "ani.txt").write_text(held, encoding="utf-8")
+    report = json.loads(cli(tmp_path / "g.db", "audit", "--file", export, "--receipt", tmp_path / "ani.txt",
+                            "--json").stdout)
+    assert report["verdict"] != "FAIL" and "1 receipt checked" in report["verdict_line"], report["verdict_line"]
+
+
+def test_a_key_change_after_the_held_reveal_is_no_contradiction_of_its_receipt():
+    """The player's own signed key change drops the held reveal (§3): a default after it is
+    the player's, not the judge's."""
+    from pbem.protocol.receipts import EARLY, dropped
+    rows = [{"kind": "created", "data": {}},
+            {"kind": "commit", "data": {"player": "ani", "round": 1, "step": 1}},
+            {"kind": "key", "data": {"player": "ani", "key": "k"}},
+            {"kind": "default", "data": {"player": "ani", "round": 1, "step": 1, "sealed": True}}]
+    body = {"event": EARLY, "player": "ani", "seq": 2}
+    assert dropped(1, body, rows) is None
+    assert dropped(1, body, [rows[0], rows[1], rows[3]])[0] == 3  # without the key change: dropped
