@@ -73,8 +73,8 @@ def _receipts(store, row, before: int, blocks, events=None, head=None, early=())
     if not receipts:
         return ""
     return ("\n\nKeep " + ("this receipt" if len(receipts) == 1 else "these receipts") + ": the judge signs that "
-            "it recorded your move, at that place in the log (or, for a reveal sent early, that it holds "
-            "the reveal of that commitment). If the log ever says otherwise, "
+            "it recorded your move, at that place in the log" + (" (or, for a reveal sent early, that it holds "
+            "the reveal of that commitment)" if early else "") + ". If the log ever says otherwise, "
             "'pbem audit --file EXPORT --receipt FILE' proves it.\n\n" + "\n".join(receipts).rstrip("\n"))
 
 
