@@ -57,8 +57,7 @@ def apply_mail(store, row, session, reading, blocks, signed_game: bool, msg, now
         refused = []  # reveal lines refused so far: one above its commit line is tried again after it
         for command in reading.commands:
             ok, text, after = _apply(store, row, command, now, msg, session)
-            if ok and text is EARLY:  # held: the step it is for is still the open one
-                result.early.append((row.player, after.sealed.round, after.sealed.step))
+            _held(result, row, ok, text, after)
             session = after or session
             result.lines.append({"line": command.line[:200], "ok": ok, "text": text})
             if command.verb == "reveal" and not ok:
@@ -66,11 +65,19 @@ def apply_mail(store, row, session, reading, blocks, signed_game: bool, msg, now
             elif command.verb == "commit" and ok and refused:  # a reveal sent early, pasted above its commitment
                 for line, reveal in refused:
                     ok, text, after = _apply(store, row, reveal, now, msg, session)
+                    _held(result, row, ok, text, after)
                     session = after or session
                     line.update(ok=ok, text=text)
                 refused = []
         latest["session"] = session
     return session, latest
+
+
+def _held(result: Result, row, ok: bool, text: str, after) -> None:
+    """Note a reveal line the judge held early (its answer is EARLY), for its receipt: the
+    step it is for is still the open one."""
+    if ok and text.startswith(EARLY):
+        result.early.append((row.player, after.sealed.round, after.sealed.step))
 
 
 def _apply_blocks(store, row, text: str, blocks, signed_game: bool, now: str, result: Result) -> None:

@@ -137,10 +137,7 @@ def _early_reveal(store, session: Session, step, player: str) -> dict | None:
     commitment of theirs replaced the one it opened, the seat was replaced since (the
     commitment is its former player's, orphaned), or its signature is of a key the player
     has changed since. Such a reveal is not recorded, and the player owes the reveal as usual."""
-    text = store.get_secret(session.game_id, early_name(step.round, step.step, player))
-    if text is None:
-        return None
-    data = json.loads(text)
+    data = held_source(store, session.game_id).early(step.round, step.step, player)
     return data if session.early_reveal_stands(data) else None
 
 

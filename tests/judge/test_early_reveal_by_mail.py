@@ -17,6 +17,13 @@ def _latest_private(game, player: str) -> str:
     return rows[-1]["body_text"]
 
 
+def _receipts_to(game, player: str) -> list[dict]:
+    """The receipts in the newest answer to ``player``."""
+    from pbem.protocol.receipts import read_receipts
+    answers = [r["body_text"] for r in game.outbox() if r["kind"] == "answer" and r["recipient"] == f"{player}@example.org"]
+    return read_receipts(answers[-1])
+
+
 def test_a_player_whose_reveal_is_held_is_not_told_to_send_it(game):
     made = _sealed_at_home(game, "alex")
     result = game.send("alex", f"password {game.passwords['alex']}\ncommit {made['commitment']}\n"
@@ -55,6 +62,7 @@ def test_the_reveal_line_above_the_commit_line_is_held_too(game):
     assert [(line["ok"], line["text"].split(":")[0]) for line in result.lines] == \
         [(True, "reveal held"), (True, "commitment recorded")], result.lines
     assert game.store.secret_names("g1").count("early/1/1/alex") == 1
+    assert [r["event"] for r in _receipts_to(game, "alex")] == ["commit", "early_reveal"]  # its receipt too
 
 
 def test_a_reveal_above_a_commit_line_that_is_refused_stays_refused(game):
@@ -129,7 +137,7 @@ def test_an_early_reveal_in_a_1667_anonymous_vote_stays_with_the_judge_to_the_en
     from pbem.protocol import loading
     from pbem.store import Store
     from tests.judge.conftest import at, mail
-    from tests.protocol.test_early_reveal import _choice
+    from tests.protocol.test_early_reveal import choose
     players = ["ani", "alex", "frank", "lothar", "mary"]
     store = Store(tmp_path / "j.db")
     addresses.create_game(store, "g1", "tortuga1667", players, {}, {p: f"{p}@example.org" for p in players},
@@ -144,14 +152,14 @@ def test_an_early_reveal_in_a_1667_anonymous_vote_stays_with_the_judge_to_the_en
             break
         player, _what, sealed, _ = session.owed()[0]
         if sealed:
-            commands.commit_for_player(store, "g1", player, _choice(session, player, step.kind), at=at(1))
+            commands.commit_for_player(store, "g1", player, choose(session, player, step.kind), at=at(1))
         else:
             request = next(r for r in session.requests_of(player) if not r.sealed)
-            commands.decide(store, "g1", player, _choice(session, player, request.kind), at=at(1))
+            commands.decide(store, "g1", player, choose(session, player, request.kind), at=at(1))
     else:
         raise AssertionError("no anonymous vote")
     voter, *others = step.waiting
-    made = commands.seal(session, voter, _choice(session, voter, step.kind))
+    made = commands.seal(session, voter, choose(session, voter, step.kind))
     result = pipeline.ingest(store, mail(f"{voter}@example.org", f"password {passwords[voter]}\ncommit "
                                          f"{made['commitment']}\nreveal {made['choice']} {made['salt']}\n"),
                              at(5), ("judge@example.org",))
@@ -159,11 +167,13 @@ def test_an_early_reveal_in_a_1667_anonymous_vote_stays_with_the_judge_to_the_en
     for minute, other in enumerate(others, start=6):
         session = loading.load(store, "g1")
         pipeline.ingest(store, mail(f"{other}@example.org", f"password {passwords[other]}\nseal "
-                                    f"{_choice(session, other, step.kind)}"), at(minute), ("judge@example.org",))
+                                    f"{choose(session, other, step.kind)}"), at(minute), ("judge@example.org",))
     held = [e for e in store.events("g1") if e.kind == "reveal_held" and e.data["player"] == voter]
     assert len(held) == 1 and "choice" not in held[0].data and "salt" not in held[0].data
     assert made["salt"] not in "".join(json.dumps(e.data) for e in store.events("g1"))
     render_pending(store)
-    carried = [r[0] for r in store.conn.execute("select recipient, body_text from outbox")
+    carried = [r for r in store.conn.execute("select recipient, body_text from outbox")
                if made["salt"] in (r[1] or "")]
-    assert carried == [f"{voter}@example.org"]  # the answer to the voter's own mail, nothing else
+    assert [r[0] for r in carried] == [f"{voter}@example.org"]  # the answer to the voter's own mail, nothing else
+    from pbem.protocol.receipts import read_receipts
+    assert [r["event"] for r in read_receipts(carried[0][1])] == ["commit", "early_reveal"]  # the held vote's receipt

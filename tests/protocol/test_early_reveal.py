@@ -25,7 +25,7 @@ def _early(store: Store, game: str) -> list[str]:
     return [name for name in store.secret_names(game) if name.startswith("early/")]
 
 
-def _choice(session, player: str, kind: str, votes: bool = True) -> str:
+def choose(session, player: str, kind: str, votes: bool = True) -> str:
     if kind == "action" and votes:  # 1667: call a vote whenever one is legal, so that there are sealed steps
         for word in ("attack", "mutiny", "brawl"):
             try:
@@ -47,14 +47,14 @@ def play(store: Store, game: str, keys: dict | None = None) -> dict:
         player, _what, sealed, _ = session.owed()[0]
         if not sealed:
             request = next(r for r in session.requests_of(player) if not r.sealed)
-            choice = _choice(session, player, request.kind, votes=seen["last"] < VOTES)
+            choice = choose(session, player, request.kind, votes=seen["last"] < VOTES)
             if keys:
                 submissions.submit(store, game, offline.signed_decision(session, player, choice, keys[player]), at=AT)
             else:
                 commands.decide(store, game, player, choice, at=AT)
             continue
         step = session.sealed
-        made = commands.seal(session, player, _choice(session, player, step.kind))
+        made = commands.seal(session, player, choose(session, player, step.kind))
         last = len(step.owes_commit()) == 1
         head = store.head(game)
         if keys:
@@ -252,20 +252,20 @@ def test_a_seat_back_from_the_stand_in_replaces_its_sealed_choice_and_sends_the_
         player, _what, sealed, _ = session.owed()[0]
         assert player == "alex"
         if sealed:
-            commands.commit_for_player(store, "g", "alex", _choice(session, "alex", step.kind), at=AT)
+            commands.commit_for_player(store, "g", "alex", choose(session, "alex", step.kind), at=AT)
         else:
             request = next(r for r in session.requests_of("alex") if not r.sealed)
-            commands.decide(store, "g", "alex", _choice(session, "alex", request.kind), at=AT)
+            commands.decide(store, "g", "alex", choose(session, "alex", request.kind), at=AT)
     else:
         raise AssertionError("the stand-in never sealed a choice for ani")
     assert "ani" in session.standing_in
-    made = commands.seal(session, "ani", _choice(session, "ani", step.kind))
+    made = commands.seal(session, "ani", choose(session, "ani", step.kind))
     commands.commit(store, "g", "ani", made["commitment"], at=AT)
     outcome: dict = {}
     commands.reveal(store, "g", "ani", made["choice"], made["salt"], at=AT, outcome=outcome)
     assert outcome.get("early") and "ani" not in loading.load(store, "g").standing_in
     head = store.head("g")
-    commands.commit_for_player(store, "g", "alex", _choice(session, "alex", step.kind), at=AT)
+    commands.commit_for_player(store, "g", "alex", choose(session, "alex", step.kind), at=AT)
     reveals = [e.data for e in store.events("g")[head[0]:] if e.kind == "reveal"]
     assert {(r["player"], r["by"]) for r in reveals} == {("ani", "player"), ("alex", "moderator")}
     assert audit_store(store, "g")["ok"]

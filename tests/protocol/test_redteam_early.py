@@ -10,27 +10,16 @@ from pathlib import Path
 import pytest
 
 from pbem.protocol import commands, loading, offline, submissions
-from pbem.protocol.canonical import GENESIS_HASH, event_hash
 from pbem.protocol.errors import Refused
 from pbem.protocol.signing import generate_keypair
 from pbem.store import Store, export_lines
 from pbem.store.audit import audit_file, audit_store
+from tests.protocol.test_discretion import rechain, rows_of
+from tests.protocol.test_early_reveal import PLAYERS, choose
 
 ROOT = Path(__file__).resolve().parents[2]
 AT = "2030-01-01T10:00:00Z"
 LATER = "2030-01-05T10:00:00Z"  # past every deadline of the step
-
-
-def rows_of(store, game="g"):
-    return [json.loads(line) for line in export_lines(store.events(game))]
-
-
-def rechain(rows) -> str:
-    prev = GENESIS_HASH
-    for seq, row in enumerate(rows, start=1):
-        row.update(seq=seq, prev_hash=prev)
-        prev = row["hash"] = event_hash(prev, {k: row[k] for k in ("game", "seq", "kind", "at", "data")})
-    return "".join(json.dumps(r, separators=(",", ":"), ensure_ascii=False) + "\n" for r in rows)
 
 
 def game(tmp_path, signed=False, players=("ani", "alex", "frank")):
@@ -226,24 +215,11 @@ def test_what_the_judge_does_at_its_discretion_after_seeing_a_held_reveal_is_nam
     assert "early" not in line.replace("ended the game early", "")
 
 
-def choose(session, player: str, kind: str) -> str:
-    """A bot's choice; in 1667 a vote is called whenever one is legal, so that there are sealed steps."""
-    if kind == "action":
-        for word in ("attack", "mutiny", "brawl"):
-            try:
-                return session.rules.check(session.state, player, word)
-            except Exception:
-                pass
-    request = next(r for r in session.requests_of(player) if r.kind == kind)
-    return session.rules.bot(f"bot/{player}", "random").choose(session.state, player, kind, request=request)
-
-
 def honest_game(tmp_path, game_type: str):
     """A whole game, every sealed choice sent with its reveal early, each held reveal given
     its receipt as the command line gives it; open choices now and then defaulted. (The
     store, every receipt block the players got.)"""
     from pbem.protocol.receipts import issue
-    from tests.protocol.test_early_reveal import PLAYERS
     store = Store(tmp_path / "g.db")
     commands.create_game(store, "g", game_type, PLAYERS[game_type], {}, deadline_seconds=86400, start=True, at=AT)
     blocks: list[str] = []
